@@ -1,0 +1,6 @@
+// Placeholder until its issue lands.
+#include <cstdio>
+int main() {
+  std::fputs("cact-run: not yet implemented\n", stderr);
+  return 2;
+}

@@ -1,0 +1,14 @@
+#pragma once
+// IEEE binary16 <-> binary32, round-to-nearest-even; no hardware assumption.
+#include <cstddef>
+#include <cstdint>
+
+namespace cact {
+
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+
+// Read the i-th FP16 of a byte span (alignment-agnostic).
+float load_half(const uint8_t* bytes, size_t i);
+
+}  // namespace cact

@@ -1,0 +1,58 @@
+#pragma once
+// CQ-W2A8 compute kernels (MODEL.md "Decoding state and numerics"): the packed
+// weight bytes are consumed as they are, against int8 activations that were
+// rotated (Hadamard per 128-group) and quantised once per input vector.
+// One implementation per ISA (scalar, AVX2, NEON dot-product) behind one
+// dispatch table chosen at run time. The scalar table is the oracle.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cact/codec.h"
+
+namespace cact::kernels {
+
+// A codebook scaled to int8 once: value(i) ~= q[i] * scale.
+struct Int8Codebook {
+  int8_t q[16] = {};
+  float scale = 0.0f;
+  uint32_t bits = 0;  // CQ width this codebook serves (1..4, 5 = ternary)
+};
+// Scale = max|entry| / 127, entries rounded to nearest.
+Int8Codebook make_int8_codebook(std::span<const float> codebook, uint32_t bits);
+
+// One or more activation vectors, each rotated per group and quantised to
+// int8 with one scale per group (absmax / 127, round to nearest). Row-major:
+// vector v occupies q[v*in_pad, (v+1)*in_pad), scale[v*groups, ...).
+struct QuantizedActivations {
+  uint32_t in = 0, in_pad = 0, group = codec::kGroup, count = 0;
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+  uint32_t groups() const { return in_pad / group; }
+  const int8_t* vec(uint32_t v) const { return q.data() + size_t(v) * in_pad; }
+  const float* scales(uint32_t v) const { return scale.data() + size_t(v) * groups(); }
+};
+
+struct KernelTable {
+  const char* name;
+  // Rotate + quantise `count` vectors of `in` floats (row stride `in`) into `out`
+  // (resized as needed; no allocation when already large enough).
+  void (*quantize_activations)(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out);
+  // y[v*y_stride + r] = sum over groups of dot(cb.q[idx], a.q) * norm * a.scale * cb.scale
+  // for rows r in [row_begin, row_end) and every activation vector v.
+  void (*cq_matmul)(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+                    uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride);
+  // Dot products of one int8 vector with `rows` int8 vectors of length `n`
+  // (row stride `stride`): out[r] = sum q[i]*k[r][i]. Used by attention over the int8 KV cache.
+  void (*int8_dots)(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out);
+};
+
+const KernelTable& scalar_kernels();
+// The best table this CPU supports (AVX2 on x86-64 with AVX2, NEON+dotprod on
+// aarch64 with it, else scalar). CACT_KERNELS=scalar in the environment forces scalar.
+const KernelTable& best_kernels();
+// Every table usable on this CPU (scalar first), for equality tests and benchmarks.
+std::vector<const KernelTable*> available_kernels();
+
+}  // namespace cact::kernels

@@ -1,0 +1,59 @@
+#pragma once
+// A checked, read-only .cact archive: header, codebooks, directory, canon and
+// zero-copy views of the blobs. Opening runs every check of FORMAT.md and the
+// canon; nothing is read that the checks did not cover.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cact/canon.h"
+#include "cact/codec.h"
+#include "cact/format.h"
+#include "cact/mapped_file.h"
+
+namespace cact {
+
+// Every problem of a file (empty = valid). Stops early only where later
+// checks would read bytes an earlier failure made untrustworthy.
+std::vector<std::string> check_archive(std::span<const uint8_t> file);
+
+class Model {
+ public:
+  // Map and check a file; throws cact::Error with the first problem, prefixed by the path.
+  static Model open(const std::filesystem::path& path);
+  // Check a caller's buffer (which must outlive the Model).
+  static Model from_bytes(std::span<const uint8_t> bytes);
+
+  const Header& header() const { return header_; }
+  std::span<const float> codebooks() const { return codebooks_; }
+  std::span<const Record> records() const { return records_; }
+  const Record& record(size_t i) const { return records_[i]; }
+  const Canon& canon() const { return *canon_; }
+  std::span<const uint8_t> bytes() const { return bytes_; }
+  std::span<const uint8_t> blob(size_t i) const;
+  const std::string& name(size_t i) const { return canon_->specs()[i].name; }
+  // "record 37 (layer01.v_proj)".
+  std::string label(size_t i) const;
+
+  // Views. Throw cact::Error if the record's dtype does not fit.
+  codec::CqMatrix matrix(size_t i) const;
+  std::vector<float> codebook_for(uint32_t bits) const;
+  // Every value of a tensor as floats (FP16/FP32 converted, CQ dequantised).
+  std::vector<float> values(size_t i) const;
+  std::span<const uint8_t> tokenizer_blob() const { return blob(canon_->tokenizer()); }
+
+ private:
+  Model() = default;
+  void load(std::span<const uint8_t> bytes);
+  std::shared_ptr<MappedFile> file_;
+  std::span<const uint8_t> bytes_;
+  Header header_{};
+  std::vector<float> codebooks_;
+  std::vector<Record> records_;
+  std::shared_ptr<const Canon> canon_;
+};
+
+}  // namespace cact

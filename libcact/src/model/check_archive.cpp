@@ -1,0 +1,106 @@
+// The full check of an archive: structure, canon, ternary crumbs, tokenizer.
+#include <cstring>
+
+#include "cact/canon.h"
+#include "cact/codec.h"
+#include "cact/error.h"
+#include "cact/model.h"
+#include "cact/tokenizer.h"
+#include "cact/validate.h"
+
+namespace cact {
+
+namespace {
+std::vector<float> read_codebooks(const Header& h, std::span<const uint8_t> file) {
+  std::vector<float> cb(h.codebook_len);
+  std::memcpy(cb.data(), file.data() + kHeaderBytes, cb.size() * 4);
+  return cb;
+}
+
+std::vector<Record> read_records(const Header& h, std::span<const uint8_t> file) {
+  std::vector<Record> records(h.num_tensors);
+  const uint8_t* p = file.data() + kHeaderBytes + size_t(h.codebook_len) * 4;
+  for (size_t i = 0; i < records.size(); ++i) records[i] = decode_record(p + i * kRecordBytes);
+  return records;
+}
+
+// A ternary blob whose packed crumbs include the invalid value 2.
+bool has_invalid_crumb(std::span<const uint8_t> packed) {
+  for (uint8_t byte : packed) {
+    for (int shift = 0; shift < 8; shift += 2) {
+      if (((byte >> shift) & 3) == 2) return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+std::vector<std::string> check_archive(std::span<const uint8_t> file) {
+  if (file.size() < kHeaderBytes) {
+    if (file.size() >= 4) {
+      uint32_t tag;
+      std::memcpy(&tag, file.data(), 4);
+      if (tag == kTagNeedle2) {
+        Header h;
+        h.tag = tag;
+        return check_header(h);
+      }
+    }
+    return {"file: " + std::to_string(file.size()) + " bytes, shorter than the 196-byte header"};
+  }
+  const Header h = decode_header(file);
+  std::vector<std::string> problems = check_header(h);
+  if (!problems.empty()) return problems;
+  const uint64_t dir_end = directory_end(h);
+  if (dir_end > file.size()) {
+    return {"file: " + std::to_string(file.size()) + " bytes, but header, codebooks and " + std::to_string(h.num_tensors) +
+            " directory records need " + std::to_string(dir_end)};
+  }
+  const std::vector<float> codebooks = read_codebooks(h, file);
+  for (auto& p : check_codebooks(codebooks)) problems.push_back(p);
+  const std::vector<Record> records = read_records(h, file);
+  // Names for messages come from the canon when it can be derived.
+  std::shared_ptr<Canon> canon;
+  std::string canon_problem;
+  try {
+    canon = std::make_shared<Canon>(Canon::derive(h, records, file));
+  } catch (const Error& e) {
+    canon_problem = e.what();
+  }
+  auto namer = [&](size_t i) {
+    std::string label = "record " + std::to_string(i);
+    if (canon && i < canon->size()) label += " (" + (*canon)[i].name + ")";
+    return label;
+  };
+  const size_t before_records = problems.size();
+  for (auto& p : check_records(records, file, dir_end, namer)) problems.push_back(p);
+  const bool records_ok = problems.size() == before_records;
+  if (!canon) {
+    problems.push_back(canon_problem);
+    return problems;
+  }
+  const size_t before_canon = problems.size();
+  for (auto& p : check_against_canon(*canon, records)) problems.push_back(p);
+  if (!records_ok || problems.size() != before_canon) return problems;
+  // Content checks that the layout alone cannot show.
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    if (r.dtype == Dtype::CQ && r.bits == codec::kTernary) {
+      const uint64_t packed = uint64_t(r.shape[0]) * codec::packed_row_bytes(codec::padded_in(r.shape[1], r.group), r.bits);
+      if (has_invalid_crumb(file.subspan(r.offset, packed))) problems.push_back(namer(i) + ": ternary blob holds the invalid crumb 2");
+    }
+  }
+  const Record& tok = records.back();
+  try {
+    const TokenizerModel t = parse_tokenizer_blob(file.subspan(tok.offset, tok.nbytes));
+    if (t.pieces.size() > h.vocab) {
+      problems.push_back(namer(records.size() - 1) + ": tokenizer has " + std::to_string(t.pieces.size()) +
+                         " pieces, more than vocab " + std::to_string(h.vocab));
+    }
+  } catch (const Error& e) {
+    problems.push_back(namer(records.size() - 1) + ": " + e.what());
+  }
+  return problems;
+}
+
+}  // namespace cact
