@@ -1,0 +1,10 @@
+#pragma once
+// Shared shell of every cact-* tool: parse flags with CLI11, run, and turn any
+// error into one line "tool: message" on stderr with a non-zero exit.
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace cact::app {
+// Exit codes: 0 ok, 1 the input or the work failed, 2 bad usage (CLI11's own).
+int run_tool(const char* tool, CLI::App& cli, int argc, char** argv, const std::function<int()>& body);
+}  // namespace cact::app
