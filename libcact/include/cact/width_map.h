@@ -1,0 +1,35 @@
+#pragma once
+// Which CQ width each CQ tensor gets, from a map such as
+// "default=2,embedding=4,mhc_phi=4,heads=4" (the shipped model's, the default).
+// Keys, most specific first: a full positional name ("layer03.q_proj"), a slot
+// name for every layer/site/head ("q_proj", "tables", "probes"), a group
+// ("mhc_phi", "heads", "engram", "layers"), then "default". Values: 1, 2, 3, 4,
+// or 5 / "ternary" / "t". See docs/WIDTHS.md.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "cact/canon.h"
+
+namespace cact {
+
+class WidthMap {
+ public:
+  static constexpr const char* kShipped = "default=2,embedding=4,mhc_phi=4,heads=4";
+  WidthMap() : WidthMap(parse(kShipped)) {}
+  // Throws cact::Error naming the bad entry.
+  static WidthMap parse(std::string_view text);
+  // Merge `text` on top of this map (later entries win).
+  WidthMap with(std::string_view text) const;
+  // Throws cact::Error if a key names nothing in this canon's CQ tensors.
+  void check_keys(const Canon& canon) const;
+  uint32_t bits_for(std::string_view tensor_name) const;
+  const std::map<std::string, uint32_t>& entries() const { return entries_; }
+  std::string to_string() const;
+
+ private:
+  std::map<std::string, uint32_t> entries_;
+};
+
+}  // namespace cact
