@@ -1,0 +1,71 @@
+// Tokenizer::encode (TOKENIZER.md, Encode): normalise, split at USER_DEFINED
+// pieces (longest first, via a trie), run BPE on the segments in between.
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "cact/error.h"
+#include "cact/tokenizer.h"
+#include "text/bpe.h"
+#include "text/tokenizer_impl.h"
+#include "text/utf8.h"
+
+namespace cact {
+namespace {
+
+// Step 2: ' ' -> '▁', the dummy prefix, and (like SentencePiece's normaliser) every
+// byte that does not start a valid UTF-8 sequence -> U+FFFD, one per byte. After
+// this the text is valid UTF-8, so BPE symbols are code points.
+std::string normalise(std::string_view text, bool dummy_prefix) {
+  std::string norm;
+  norm.reserve(text.size() + text.size() / 2 + 3);
+  if (dummy_prefix) norm += text::kSpaceMark;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ') {
+      norm += text::kSpaceMark;
+      ++i;
+      continue;
+    }
+    const size_t n = text::valid_utf8_len(text.substr(i));
+    if (n == 0) {
+      norm += text::kReplacement;
+      ++i;
+    } else {
+      norm.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return norm;
+}
+
+}  // namespace
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  std::vector<int32_t> ids;
+  if (text.empty()) return ids;
+  const std::string norm = normalise(text, model_.add_dummy_prefix);
+  if (norm.size() > std::numeric_limits<uint32_t>::max()) fail("tokenizer: encode input is larger than 4 GiB");
+  const std::string_view s = norm;
+  ids.reserve(s.size() / 3 + 1);
+
+  text::BpeScratch scratch;
+  size_t seg_begin = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    int32_t id = -1;
+    const size_t n = impl_->user.longest_prefix(s.substr(i), &id);
+    if (n > 0) {
+      text::bpe_segment(s.substr(seg_begin, i - seg_begin), impl_->bpe, scratch, ids);
+      ids.push_back(id);
+      i += n;
+      seg_begin = i;
+    } else {
+      i += text::utf8_lead_len(static_cast<unsigned char>(s[i]));
+    }
+  }
+  text::bpe_segment(s.substr(seg_begin), impl_->bpe, scratch, ids);
+  return ids;
+}
+
+}  // namespace cact

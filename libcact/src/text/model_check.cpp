@@ -1,0 +1,123 @@
+#include "text/model_check.h"
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+
+#include "cact/error.h"
+#include "text/utf8.h"
+
+namespace cact::text {
+
+const char* piece_type_name(PieceType t) {
+  switch (t) {
+    case PieceType::Normal: return "NORMAL";
+    case PieceType::Unknown: return "UNKNOWN";
+    case PieceType::Control: return "CONTROL";
+    case PieceType::UserDefined: return "USER_DEFINED";
+    case PieceType::Byte: return "BYTE";
+  }
+  return "?";
+}
+
+std::string quote_surface(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  constexpr size_t kMax = 40;
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
+    const auto c = static_cast<uint8_t>(s[i]);
+    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (s.size() > kMax) out += "...";
+  out += '"';
+  return out;
+}
+
+int byte_piece_value(std::string_view s) {
+  if (s.size() != 6 || s.substr(0, 3) != "<0x" || s[5] != '>') return -1;
+  int v = 0;
+  for (size_t i = 3; i < 5; ++i) {
+    const char c = s[i];
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+void check_tokenizer_model(const TokenizerModel& model, std::string_view who_view) {
+  const std::string who(who_view);
+  const size_t n = model.pieces.size();
+  if (n == 0) fail(who + ": n_pieces 0: a tokenizer needs at least one piece");
+
+  struct Special {
+    const char* name;
+    uint32_t id;
+    PieceType want;
+  };
+  const std::array<Special, 4> specials{{{"pad_id", model.pad_id, PieceType::Control},
+                                         {"eos_id", model.eos_id, PieceType::Control},
+                                         {"bos_id", model.bos_id, PieceType::Control},
+                                         {"unk_id", model.unk_id, PieceType::Unknown}}};
+  for (const auto& sp : specials) {
+    if (sp.id >= n) {
+      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " is not below n_pieces " +
+           std::to_string(n));
+    }
+  }
+
+  std::unordered_map<std::string_view, size_t> seen;
+  seen.reserve(n);
+  std::array<bool, 256> have_byte{};
+  for (size_t i = 0; i < n; ++i) {
+    const Piece& p = model.pieces[i];
+    const std::string at = who + ": piece " + std::to_string(i);
+    if (static_cast<uint8_t>(p.type) > 4) {
+      fail(at + " has type " + std::to_string(static_cast<unsigned>(p.type)) + " (known: 0-4)");
+    }
+    if (p.surface.empty()) fail(at + " has an empty surface");
+    if (!is_valid_utf8(p.surface)) fail(at + " surface " + quote_surface(p.surface) + " is not valid UTF-8");
+    if (!std::isfinite(p.score)) fail(at + " score is not finite");
+    if (p.type == PieceType::Byte) {
+      const int v = byte_piece_value(p.surface);
+      if (v < 0) fail(at + " is BYTE but its surface " + quote_surface(p.surface) + " is not <0xNN>");
+      have_byte[static_cast<size_t>(v)] = true;
+    }
+    const auto [it, inserted] = seen.emplace(p.surface, i);
+    if (!inserted) {
+      fail(at + " surface " + quote_surface(p.surface) + " repeats piece " + std::to_string(it->second));
+    }
+  }
+
+  for (const auto& sp : specials) {
+    const Piece& p = model.pieces[sp.id];
+    if (p.type != sp.want) {
+      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " names piece " + quote_surface(p.surface) +
+           " of type " + piece_type_name(p.type) + ", not " + piece_type_name(sp.want));
+    }
+  }
+
+  if (model.byte_fallback) {
+    for (size_t b = 0; b < 256; ++b) {
+      if (!have_byte[b]) {
+        static constexpr char kHex[] = "0123456789ABCDEF";
+        std::string name = "<0x";
+        name += kHex[b >> 4];
+        name += kHex[b & 15];
+        name += '>';
+        fail(who + ": byte_fallback is set but there is no BYTE piece " + name);
+      }
+    }
+  }
+}
+
+}  // namespace cact::text

@@ -1,0 +1,23 @@
+#pragma once
+// The invariants every TokenizerModel must hold, whether it came from a RAW blob,
+// from a SentencePiece import or was built in code. parse_tokenizer_blob,
+// serialize_tokenizer and the Tokenizer constructor all run them.
+#include <string>
+#include <string_view>
+
+#include "cact/tokenizer.h"
+
+namespace cact::text {
+
+// Throws cact::Error("<who>: <what lies>") on the first broken invariant.
+void check_tokenizer_model(const TokenizerModel& model, std::string_view who);
+
+// A surface for an error message: printable ASCII kept, the rest \xNN, long ones cut.
+std::string quote_surface(std::string_view s);
+
+const char* piece_type_name(PieceType t);
+
+// Byte value of a "<0xNN>" surface (upper-case hex, as SentencePiece writes it), or -1.
+int byte_piece_value(std::string_view surface);
+
+}  // namespace cact::text
