@@ -7,6 +7,7 @@
 // or 5 / "ternary" / "t". See docs/WIDTHS.md.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -17,19 +18,24 @@ namespace cact {
 class WidthMap {
  public:
   static constexpr const char* kShipped = "default=2,embedding=4,mhc_phi=4,heads=4";
-  WidthMap() : WidthMap(parse(kShipped)) {}
+  WidthMap();  // the shipped model's map
   // Throws cact::Error naming the bad entry.
   static WidthMap parse(std::string_view text);
   // Merge `text` on top of this map (later entries win).
   WidthMap with(std::string_view text) const;
-  // Throws cact::Error if a key names nothing in this canon's CQ tensors.
+  // Throws cact::Error if a key given by the user (not one of the built-in
+  // defaults, which may name heads an archive lacks) names no CQ tensor.
   void check_keys(const Canon& canon) const;
   uint32_t bits_for(std::string_view tensor_name) const;
   const std::map<std::string, uint32_t>& entries() const { return entries_; }
   std::string to_string() const;
 
  private:
+  struct EmptyTag {};
+  explicit WidthMap(EmptyTag) {}
+  static WidthMap empty() { return WidthMap(EmptyTag{}); }
   std::map<std::string, uint32_t> entries_;
+  std::set<std::string> user_keys_;
 };
 
 }  // namespace cact

@@ -33,9 +33,13 @@ void keys_of(std::string_view name, std::string_view out[4], size_t& count) {
 
 }  // namespace
 
+WidthMap::WidthMap() {
+  *this = parse(kShipped);
+  user_keys_.clear();
+}
+
 WidthMap WidthMap::parse(std::string_view text) {
-  WidthMap m;
-  m.entries_.clear();
+  WidthMap m = WidthMap::empty();
   return m.with(text);
 }
 
@@ -51,13 +55,14 @@ WidthMap WidthMap::with(std::string_view text) const {
     const std::string_view key = trim(item.substr(0, eq));
     if (key.empty()) fail("bits map: '" + std::string(item) + "' has an empty key");
     m.entries_[std::string(key)] = parse_width(key, trim(item.substr(eq + 1)));
+    m.user_keys_.insert(std::string(key));
   }
   return m;
 }
 
 void WidthMap::check_keys(const Canon& canon) const {
   for (const auto& [key, bits] : entries_) {
-    if (key == "default") continue;
+    if (key == "default" || !user_keys_.count(key)) continue;
     bool used = false;
     for (const TensorSpec& s : canon.specs()) {
       if (s.dtype != Dtype::CQ) continue;
