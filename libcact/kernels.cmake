@@ -1,0 +1,32 @@
+# Per-file ISA flags of the SIMD kernel tables (included by libcact/CMakeLists.txt
+# after cact_kernels is created). Each SIMD file is guarded by the ISA macros
+# its flags define, so on another architecture it compiles to an empty object;
+# simd_select.cpp (baseline flags) learns which tables exist from the
+# CACT_HAVE_* definitions set here and checks the CPU at run time.
+include(CheckCXXCompilerFlag)
+
+# Bit-identical results between tables (and between x86 and aarch64 scalar
+# builds) need every float operation rounded as written: no FMA contraction.
+target_compile_options(cact_kernels PRIVATE -ffp-contract=off)
+
+set(_cact_kernel_defs "")
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  check_cxx_compiler_flag("-mavx2 -mf16c" CACT_CXX_HAS_AVX2)
+  if(CACT_CXX_HAS_AVX2)
+    set_source_files_properties(src/kernels/avx2.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
+    list(APPEND _cact_kernel_defs CACT_HAVE_AVX2)
+  endif()
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
+  # neon.cpp: baseline ARMv8-A Advanced SIMD (every aarch64 CPU, e.g. the
+  # Cortex-A53/A72 of routers and single-board computers).
+  list(APPEND _cact_kernel_defs CACT_HAVE_NEON)
+  check_cxx_compiler_flag("-march=armv8.2-a+dotprod" CACT_CXX_HAS_DOTPROD)
+  if(CACT_CXX_HAS_DOTPROD)
+    set_source_files_properties(src/kernels/neon_dotprod.cpp PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
+    list(APPEND _cact_kernel_defs CACT_HAVE_NEON_DOTPROD)
+  endif()
+endif()
+if(_cact_kernel_defs)
+  set_source_files_properties(src/kernels/simd_select.cpp PROPERTIES COMPILE_DEFINITIONS "${_cact_kernel_defs}")
+endif()
+unset(_cact_kernel_defs)

@@ -1,0 +1,497 @@
+// The AVX2 kernel table (x86-64 with AVX2 + F16C). Compiled with -mavx2 -mf16c
+// (libcact/kernels.cmake) and reached only through simd_select.cpp after a CPU
+// check, so nothing here may run on a CPU without those features.
+//
+// Rules for this translation unit (it is built with ISA flags the baseline
+// lacks): everything lives in an anonymous namespace, and it instantiates no
+// std:: template that another translation unit could also instantiate (no
+// std::vector, std::max, ...): the linker keeps one copy of such a weak
+// symbol, and an AVX2-compiled copy could then be called from the scalar
+// path. The only external definition is the constant-initialised table.
+//
+// Design and exactness: docs/KERNELS.md.
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+#include <new>
+
+#include "cact/codec.h"
+#include "cact/kernels.h"
+#include "kernels/scalar.h"
+
+namespace cact::kernels {
+namespace {
+
+constexpr uint32_t kG = codec::kGroup;  // 128 lanes per group, 4 blocks of 32
+
+// ----------------------------------------------------------------------------
+// Activations: FWHT + absmax + round half away from zero, bit-identical to
+// quantize_group_scalar (same butterfly pairs, same stage order, same scale).
+
+// One butterfly stage inside each register: lanes whose `mask` bit is set are
+// the upper element b of a pair (a, b) and become a - b; the others a + b.
+template <int kMask>
+inline __m256 butterfly_in_register(__m256 v, __m256 swapped) {
+  return _mm256_blend_ps(_mm256_add_ps(v, swapped), _mm256_sub_ps(swapped, v), kMask);
+}
+
+inline void fwht128(__m256 x[16]) {
+  for (int i = 0; i < 16; ++i) {
+    __m256 v = x[i];
+    v = butterfly_in_register<0xAA>(v, _mm256_permute_ps(v, 0xB1));        // half = 1
+    v = butterfly_in_register<0xCC>(v, _mm256_permute_ps(v, 0x4E));        // half = 2
+    v = butterfly_in_register<0xF0>(v, _mm256_permute2f128_ps(v, v, 0x01));  // half = 4
+    x[i] = v;
+  }
+  for (int h = 1; h < 16; h *= 2) {  // half = 8 .. 64: whole registers
+    for (int blk = 0; blk < 16; blk += 2 * h) {
+      for (int i = blk; i < blk + h; ++i) {
+        const __m256 a = x[i];
+        const __m256 b = x[i + h];
+        x[i] = _mm256_add_ps(a, b);
+        x[i + h] = _mm256_sub_ps(a, b);
+      }
+    }
+  }
+  const __m256 scale = _mm256_set1_ps(1.0f / std::sqrt(float(kG)));
+  for (int i = 0; i < 16; ++i) x[i] = _mm256_mul_ps(x[i], scale);
+}
+
+inline float hmax(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// Round half away from zero (std::lround) and clamp to [-127, 127]; y finite.
+inline __m256i round_clamp(__m256 y) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  const __m256 t = _mm256_round_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 frac = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(y, t));  // exact
+  const __m256 away = _mm256_or_ps(_mm256_and_ps(y, sign_bit), _mm256_set1_ps(1.0f));
+  const __m256 bump = _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), away);
+  __m256 r = _mm256_add_ps(t, bump);
+  r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+  return _mm256_cvtps_epi32(r);
+}
+
+void quantize_group(const float* src, int8_t* q, float* scale_out) {
+  __m256 x[16];
+  for (int i = 0; i < 16; ++i) x[i] = _mm256_loadu_ps(src + 8 * i);
+  fwht128(x);
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  __m256 m = _mm256_andnot_ps(sign_bit, x[0]);
+  for (int i = 1; i < 16; ++i) m = _mm256_max_ps(m, _mm256_andnot_ps(sign_bit, x[i]));
+  const float absmax = hmax(m);
+  const float s = absmax / 127.0f;
+  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int i = 0; i < 16; i += 4) {
+    const __m256i a = round_clamp(_mm256_mul_ps(x[i], vinv));
+    const __m256i b = round_clamp(_mm256_mul_ps(x[i + 1], vinv));
+    const __m256i c = round_clamp(_mm256_mul_ps(x[i + 2], vinv));
+    const __m256i d = round_clamp(_mm256_mul_ps(x[i + 3], vinv));
+    const __m256i abcd = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 8 * i), _mm256_permutevar8x32_epi32(abcd, order));
+  }
+  *scale_out = s;
+}
+
+void quantize_activations_avx2(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+  prepare_activations(in, count, out);
+  const uint32_t groups = out.in_pad / kG;
+  alignas(32) float padded[kG];
+  for (uint32_t v = 0; v < count; ++v) {
+    const float* src = x + size_t(v) * in;
+    int8_t* q = out.q.data() + size_t(v) * out.in_pad;
+    float* scales = out.scale.data() + size_t(v) * groups;
+    for (uint32_t g = 0; g < groups; ++g) {
+      const uint32_t col = g * kG;
+      if (col + kG <= in) {
+        quantize_group(src + col, q + col, scales + g);
+      } else {
+        const uint32_t n = in - col;
+        std::memcpy(padded, src + col, n * sizeof(float));
+        std::memset(padded + n, 0, (kG - n) * sizeof(float));
+        quantize_group(padded, q + col, scales + g);
+      }
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Index unpacking. Each unpacker turns one group's packed bytes into four
+// registers of 32 codes (0..15). The order of columns inside those registers
+// is whatever is cheapest for the width; the matching permutation of the
+// activations is derived once by running the unpacker itself (Layout below),
+// so the two can never disagree.
+
+struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
+  static constexpr uint32_t kBits = 1, kBytes = 16;
+  static void codes(const uint8_t* p, __m256i c[4]) {
+    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i one = _mm256_set1_epi8(1);
+    for (int k = 0; k < 4; ++k) {  // low half: bit k, high half: bit k + 4
+      const __m256i shift = _mm256_setr_epi32(k, k, k, k, k + 4, k + 4, k + 4, k + 4);
+      c[k] = _mm256_and_si256(_mm256_srlv_epi32(b, shift), one);
+    }
+  }
+};
+
+struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
+  static constexpr uint32_t kBits = 2, kBytes = 32;
+  static void codes(const uint8_t* p, __m256i c[4]) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i three = _mm256_set1_epi8(3);
+    c[0] = _mm256_and_si256(b, three);
+    c[1] = _mm256_and_si256(_mm256_srli_epi16(b, 2), three);
+    c[2] = _mm256_and_si256(_mm256_srli_epi16(b, 4), three);
+    c[3] = _mm256_and_si256(_mm256_srli_epi16(b, 6), three);
+  }
+};
+
+struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
+  static constexpr uint32_t kBits = 3, kBytes = 48;
+  // Four 3-bit fields at bits 0, 3, 6, 9 of each dword -> bytes 0..3.
+  static __m256i spread4(__m256i d) {
+    const __m256i m0 = _mm256_set1_epi32(0x7);
+    const __m256i m1 = _mm256_set1_epi32(0x700);
+    const __m256i m2 = _mm256_set1_epi32(0x70000);
+    const __m256i m3 = _mm256_set1_epi32(0x7000000);
+    const __m256i a = _mm256_or_si256(_mm256_and_si256(d, m0), _mm256_and_si256(_mm256_slli_epi32(d, 5), m1));
+    const __m256i b = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(d, 10), m2),
+                                      _mm256_and_si256(_mm256_slli_epi32(d, 15), m3));
+    return _mm256_or_si256(a, b);
+  }
+  static void codes(const uint8_t* p, __m256i c[4]) {
+    // Dword t of each 128-bit lane = one 24-bit triplet. The last lane is
+    // loaded from byte 32 (not 36) so no byte past the group is read.
+    const __m256i ctrl_a = _mm256_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,  //
+                                            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
+    const __m256i ctrl_b = _mm256_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,  //
+                                            4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15, -1);
+    auto load16 = [](const uint8_t* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+    const __m256i ra = _mm256_set_m128i(load16(p + 12), load16(p));
+    const __m256i rb = _mm256_set_m128i(load16(p + 32), load16(p + 24));
+    const __m256i da = _mm256_shuffle_epi8(ra, ctrl_a);
+    const __m256i db = _mm256_shuffle_epi8(rb, ctrl_b);
+    c[0] = spread4(da);
+    c[1] = spread4(_mm256_srli_epi32(da, 12));
+    c[2] = spread4(db);
+    c[3] = spread4(_mm256_srli_epi32(db, 12));
+  }
+};
+
+struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
+  static constexpr uint32_t kBits = 4, kBytes = 64;
+  static void codes(const uint8_t* p, __m256i c[4]) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    c[0] = _mm256_and_si256(lo, nib);
+    c[1] = _mm256_and_si256(_mm256_srli_epi16(lo, 4), nib);
+    c[2] = _mm256_and_si256(hi, nib);
+    c[3] = _mm256_and_si256(_mm256_srli_epi16(hi, 4), nib);
+  }
+};
+
+// Column permutation of one group for an unpacker: position j of the four
+// concatenated code registers holds column perm[j]. Derived by packing the
+// column numbers digit by digit (w bits at a time) and unpacking them.
+struct Layout {
+  uint8_t perm[kG];
+};
+
+template <class U>
+Layout derive_layout() {
+  constexpr uint32_t w = U::kBits;
+  Layout layout{};
+  for (uint32_t shift = 0; shift < 7; shift += w) {
+    alignas(32) uint8_t packed[64] = {};
+    for (uint32_t col = 0; col < kG; ++col) {
+      const uint32_t code = (col >> shift) & ((1u << w) - 1);
+      const uint32_t bit = col * w;
+      packed[bit / 8] = uint8_t(packed[bit / 8] | (code << (bit % 8)));
+      if (bit % 8 + w > 8) packed[bit / 8 + 1] = uint8_t(packed[bit / 8 + 1] | (code >> (8 - bit % 8)));
+    }
+    __m256i c[4];
+    U::codes(packed, c);
+    alignas(32) uint8_t got[kG];
+    for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(got + 32 * k), c[k]);
+    for (uint32_t j = 0; j < kG; ++j) layout.perm[j] = uint8_t(layout.perm[j] | (got[j] << shift));
+  }
+  return layout;
+}
+
+const Layout& layout_for(uint32_t index_bits) {
+  static const Layout layouts[4] = {derive_layout<Unpack1>(), derive_layout<Unpack2>(), derive_layout<Unpack3>(),
+                                    derive_layout<Unpack4>()};
+  return layouts[index_bits - 1];
+}
+
+// ----------------------------------------------------------------------------
+// Per-thread scratch: permuted activations, their absolute values, and the
+// per-tile norm x scale factors. Raw operator new: no std containers here.
+
+struct Scratch {
+  void* data = nullptr;
+  size_t size = 0;
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { release(); }
+  void release() {
+    if (data != nullptr) ::operator delete(data, std::align_val_t(64));
+    data = nullptr;
+    size = 0;
+  }
+  void* get(size_t bytes) {
+    if (bytes > size) {
+      release();
+      data = ::operator new(bytes, std::align_val_t(64));
+      size = bytes;
+    }
+    return data;
+  }
+};
+thread_local Scratch tls_scratch;
+
+inline size_t round64(size_t n) { return (n + 63) & ~size_t(63); }
+
+// ----------------------------------------------------------------------------
+// The integer dot of one group: 4 blocks of 32 weights (int8, |w| <= 127)
+// against 32 activations each. maddubs needs one unsigned operand, so it gets
+// |a| and the weights take the sign of a: |a| * sign(a)w = a*w exactly, with
+// pair sums <= 2*128*127 < 2^15 (no saturation, also for a = -128).
+
+inline __m256i dot_group(const __m256i w[4], const uint8_t* abs_a, const int8_t* a) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i sum = _mm256_setzero_si256();
+  for (int k = 0; k < 4; ++k) {
+    const __m256i ua = _mm256_load_si256(reinterpret_cast<const __m256i*>(abs_a + 32 * k));
+    const __m256i sa = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + 32 * k));
+    const __m256i p16 = _mm256_maddubs_epi16(ua, _mm256_sign_epi8(w[k], sa));
+    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p16, ones));
+  }
+  return sum;
+}
+
+// Lane i of the result = horizontal sum of v[i].
+inline __m256i reduce8(const __m256i v[8]) {
+  const __m256i h01 = _mm256_hadd_epi32(v[0], v[1]);
+  const __m256i h23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i h45 = _mm256_hadd_epi32(v[4], v[5]);
+  const __m256i h67 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i h0123 = _mm256_hadd_epi32(h01, h23);
+  const __m256i h4567 = _mm256_hadd_epi32(h45, h67);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
+                          _mm256_permute2x128_si256(h0123, h4567, 0x31));
+}
+
+struct MatmulCtx {
+  const uint8_t* packed;
+  const uint8_t* norms;  // FP16, [out][groups]
+  size_t row_bytes;
+  uint32_t groups, in_pad;
+  const int8_t* act;      // permuted activations, [count][in_pad]
+  const uint8_t* act_abs;  // |act|
+  const float* act_scale;  // [count][groups]
+  float* ns;               // [groups][8] scratch
+  __m256i table;           // int8 codebook entries by code, in both lanes
+  float cb_scale;
+  float* y;
+  size_t y_stride;
+};
+
+inline float load_norm(const uint8_t* norms, size_t i) {
+  uint16_t h;
+  std::memcpy(&h, norms + 2 * i, 2);
+  return _cvtsh_ss(h);
+}
+
+// R rows x V vectors; lane l = v*R + r of every 8-lane vector. Per lane, the
+// float math is the scalar's: acc += float(dot) * (norm * scale), in group
+// order, then acc * cb.scale.
+template <class U, int R, int V>
+void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
+  static_assert(R * V <= 8);
+  constexpr int P = R * V;
+  const uint32_t groups = c.groups;
+  for (uint32_t g = 0; g < groups; ++g) {
+    float* ns = c.ns + size_t(g) * 8;
+    for (int l = 0; l < 8; ++l) {
+      if (l < P) {
+        const uint32_t r = r0 + uint32_t(l % R), v = v0 + uint32_t(l / R);
+        ns[l] = load_norm(c.norms, size_t(r) * groups + g) * c.act_scale[size_t(v) * groups + g];
+      } else {
+        ns[l] = 0.0f;
+      }
+    }
+  }
+  __m256 acc = _mm256_setzero_ps();
+  for (uint32_t g = 0; g < groups; ++g) {
+    __m256i dots[8];
+    for (int l = P; l < 8; ++l) dots[l] = _mm256_setzero_si256();
+    for (int r = 0; r < R; ++r) {
+      __m256i w[4];
+      U::codes(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, w);
+      for (int k = 0; k < 4; ++k) w[k] = _mm256_shuffle_epi8(c.table, w[k]);
+      for (int v = 0; v < V; ++v) {
+        const size_t off = size_t(v0 + v) * c.in_pad + size_t(g) * kG;
+        dots[v * R + r] = dot_group(w, c.act_abs + off, c.act + off);
+      }
+    }
+    const __m256 d = _mm256_cvtepi32_ps(reduce8(dots));
+    acc = _mm256_add_ps(acc, _mm256_mul_ps(d, _mm256_load_ps(c.ns + size_t(g) * 8)));
+  }
+  alignas(32) float res[8];
+  _mm256_store_ps(res, _mm256_mul_ps(acc, _mm256_set1_ps(c.cb_scale)));
+  for (int v = 0; v < V; ++v) {
+    for (int r = 0; r < R; ++r) c.y[size_t(v0 + v) * c.y_stride + r0 + r] = res[v * R + r];
+  }
+}
+
+// Rows in tiles of R (leftover rows one at a time) for V vectors from v0.
+template <class U, int R, int V>
+void cq_rows(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t v0) {
+  uint32_t r = row_begin;
+  for (; r + R <= row_end; r += R) cq_tile<U, R, V>(c, r, v0);
+  for (; r < row_end; ++r) cq_tile<U, 1, V>(c, r, v0);
+}
+
+// For each row tile every vector block is done before moving on, so a row's
+// packed bytes come from memory once and from L1 for the other blocks.
+template <class U>
+void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t count) {
+  if (count == 1) {
+    cq_rows<U, 8, 1>(c, row_begin, row_end, 0);
+    return;
+  }
+  constexpr uint32_t kStep = 8;  // rows per outer step (2 tiles of 2x4, 1 of 4x2)
+  for (uint32_t r = row_begin; r < row_end; r += kStep) {
+    const uint32_t re = row_end - r < kStep ? row_end : r + kStep;
+    uint32_t v = 0;
+    for (; v + 4 <= count; v += 4) cq_rows<U, 2, 4>(c, r, re, v);
+    switch (count - v) {
+      case 3: cq_rows<U, 2, 3>(c, r, re, v); break;
+      case 2: cq_rows<U, 4, 2>(c, r, re, v); break;
+      case 1: cq_rows<U, 8, 1>(c, r, re, v); break;
+      default: break;
+    }
+  }
+}
+
+void cq_matmul_avx2(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+                    uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride) {
+  if (row_begin >= row_end || a.count == 0) return;
+  const uint32_t iw = codec::index_bits(w.bits);
+  // Preconditions of the SIMD path; anything else goes to the oracle.
+  bool simd_ok = w.group == kG && a.group == kG && a.in_pad == w.in_pad && iw >= 1 && iw <= 4;
+  for (int i = 0; i < 16; ++i) simd_ok = simd_ok && cb.q[i] != -128;
+  if (!simd_ok) {
+    scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
+    return;
+  }
+  const uint32_t groups = w.in_pad / kG;
+  const size_t act_bytes = size_t(a.count) * w.in_pad;
+  auto* base = static_cast<uint8_t*>(tls_scratch.get(2 * round64(act_bytes) + size_t(groups) * 8 * sizeof(float)));
+  auto* act = reinterpret_cast<int8_t*>(base);
+  uint8_t* act_abs = base + round64(act_bytes);
+  auto* ns = reinterpret_cast<float*>(base + 2 * round64(act_bytes));
+
+  const uint8_t* perm = layout_for(iw).perm;
+  for (uint32_t v = 0; v < a.count; ++v) {
+    const int8_t* src = a.q.data() + size_t(v) * a.in_pad;
+    int8_t* dst = act + size_t(v) * w.in_pad;
+    for (uint32_t g = 0; g < groups; ++g) {
+      const int8_t* s = src + size_t(g) * kG;
+      int8_t* d = dst + size_t(g) * kG;
+      for (uint32_t j = 0; j < kG; ++j) d[j] = s[perm[j]];
+    }
+  }
+  for (size_t i = 0; i < act_bytes; i += 32) {  // act_bytes is a multiple of 128
+    const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + i));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(act_abs + i), _mm256_abs_epi8(v));
+  }
+
+  alignas(16) int8_t table[16];
+  std::memcpy(table, cb.q, 16);
+  if (w.bits == codec::kTernary) {  // crumb 0,1,2,3 -> trit 1,2,(invalid: 1),0
+    table[0] = cb.q[1];
+    table[1] = cb.q[2];
+    table[2] = cb.q[1];
+    table[3] = cb.q[0];
+  }
+  MatmulCtx c{};
+  c.packed = w.packed;
+  c.norms = w.norms;
+  c.row_bytes = w.row_bytes;
+  c.groups = groups;
+  c.in_pad = w.in_pad;
+  c.act = act;
+  c.act_abs = act_abs;
+  c.act_scale = a.scale.data();
+  c.ns = ns;
+  c.table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
+  c.cb_scale = cb.scale;
+  c.y = y;
+  c.y_stride = y_stride;
+  switch (iw) {
+    case 1: cq_matmul_width<Unpack1>(c, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<Unpack2>(c, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<Unpack3>(c, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<Unpack4>(c, row_begin, row_end, a.count); break;
+  }
+}
+
+// ----------------------------------------------------------------------------
+// int8 dots over the KV cache: full int8 range (-128 included), so sign-extend
+// to int16 and madd (exact; pair sums <= 2*128*128 fit int32).
+
+inline int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+inline __m256i madd16(const int8_t* p, const int8_t* q) {
+  const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m256i b = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+  return _mm256_madd_epi16(a, b);
+}
+
+void int8_dots_avx2(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
+  for (uint32_t r = 0; r < rows; ++r) {
+    const int8_t* kr = k + size_t(r) * stride;
+    __m256i acc0 = _mm256_setzero_si256();
+    __m256i acc1 = _mm256_setzero_si256();
+    uint32_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      acc0 = _mm256_add_epi32(acc0, madd16(q + i, kr + i));
+      acc1 = _mm256_add_epi32(acc1, madd16(q + i + 16, kr + i + 16));
+    }
+    if (i + 16 <= n) {
+      acc0 = _mm256_add_epi32(acc0, madd16(q + i, kr + i));
+      i += 16;
+    }
+    int32_t sum = hsum_epi32(_mm256_add_epi32(acc0, acc1));
+    for (; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
+    out[r] = sum;
+  }
+}
+
+}  // namespace
+
+// Constant-initialised (no code runs to build it); declared in simd_select.cpp.
+extern const KernelTable kAvx2Kernels;
+const KernelTable kAvx2Kernels{"avx2", quantize_activations_avx2, cq_matmul_avx2, int8_dots_avx2};
+
+}  // namespace cact::kernels
+
+#endif  // x86-64 with AVX2 + F16C

@@ -1,0 +1,43 @@
+// Which SIMD tables this CPU can run, best last. Compiled with the baseline
+// flags only: it must run anywhere, so it only reads CPU features and takes
+// the addresses of the constant-initialised tables in avx2.cpp / neon*.cpp.
+// Rules: docs/KERNELS.md "Dispatch".
+#include "kernels/simd_tables.h"
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
+namespace cact::kernels {
+
+#if defined(__x86_64__) && defined(CACT_HAVE_AVX2)
+extern const KernelTable kAvx2Kernels;
+#endif
+#if defined(__aarch64__) && defined(CACT_HAVE_NEON)
+extern const KernelTable kNeonKernels;
+#endif
+#if defined(__aarch64__) && defined(CACT_HAVE_NEON_DOTPROD)
+extern const KernelTable kNeonDotprodKernels;
+#endif
+
+std::vector<const KernelTable*> simd_kernels() {
+  std::vector<const KernelTable*> tables;
+#if defined(__x86_64__) && defined(CACT_HAVE_AVX2)
+  __builtin_cpu_init();  // checks OSXSAVE/XCR0 too: AVX state must be enabled by the OS
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) tables.push_back(&kAvx2Kernels);
+#endif
+#if defined(__aarch64__) && defined(__linux__)
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+#if defined(CACT_HAVE_NEON)
+  if ((hwcap & HWCAP_ASIMD) != 0) tables.push_back(&kNeonKernels);
+#endif
+#if defined(CACT_HAVE_NEON_DOTPROD)
+  if ((hwcap & HWCAP_ASIMD) != 0 && (hwcap & HWCAP_ASIMDDP) != 0) tables.push_back(&kNeonDotprodKernels);
+#endif
+  (void)hwcap;
+#endif
+  return tables;
+}
+
+}  // namespace cact::kernels

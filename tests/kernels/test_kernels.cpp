@@ -1,0 +1,400 @@
+// Every kernel table this CPU can run must give bit-identical results to the
+// scalar oracle (quantize_activations, cq_matmul, int8_dots) on random shapes,
+// and the scalar CQ-W2A8 matmul must approximate the float dequantised matvec.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cact/codec.h"
+#include "cact/half.h"
+#include "cact/kernels.h"
+
+namespace {
+
+using cact::kernels::Int8Codebook;
+using cact::kernels::KernelTable;
+using cact::kernels::QuantizedActivations;
+namespace codec = cact::codec;
+
+constexpr uint32_t kWidths[] = {1, 2, 3, 4, codec::kTernary};
+
+std::vector<const KernelTable*> simd_tables() {
+  auto all = cact::kernels::available_kernels();
+  return {all.begin() + 1, all.end()};
+}
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// A sentinel no kernel writes: a NaN with a recognisable payload.
+float sentinel() {
+  const uint32_t u = 0x7fc0dead;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+struct RandomMatrix {
+  std::vector<uint8_t> blob;
+  codec::CqMatrix m;
+};
+
+// Random packed indices (every code, the invalid ternary crumb 2 included: a
+// loader rejects it, but the kernels must still agree on it) and random FP16
+// norms, some of them zero.
+RandomMatrix random_matrix(std::mt19937& rng, uint32_t out, uint32_t in, uint32_t bits) {
+  RandomMatrix r;
+  r.blob.resize(codec::blob_bytes(out, in, bits, codec::kGroup));
+  const uint32_t in_pad = codec::padded_in(in, codec::kGroup);
+  const size_t packed = size_t(out) * codec::packed_row_bytes(in_pad, bits);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (size_t i = 0; i < packed; ++i) r.blob[i] = uint8_t(byte(rng));
+  std::uniform_real_distribution<float> mag(0.0f, 3.0f);
+  std::uniform_int_distribution<int> pick(0, 9);
+  for (size_t i = packed; i + 1 < r.blob.size(); i += 2) {
+    const float n = pick(rng) == 0 ? 0.0f : mag(rng);
+    const uint16_t h = cact::float_to_half(n);
+    std::memcpy(&r.blob[i], &h, 2);
+  }
+  r.m = codec::view_matrix(r.blob, out, in, bits);
+  return r;
+}
+
+Int8Codebook random_codebook(std::mt19937& rng, uint32_t bits) {
+  std::uniform_int_distribution<int> pick(0, 3);
+  if (pick(rng) == 0) {  // a hand-made int8 table, full range
+    Int8Codebook cb;
+    std::uniform_int_distribution<int> q(-127, 127);
+    for (auto& v : cb.q) v = int8_t(q(rng));
+    cb.q[0] = -127;
+    cb.scale = std::uniform_real_distribution<float>(1e-3f, 1.0f)(rng);
+    cb.bits = bits;
+    return cb;
+  }
+  std::normal_distribution<float> nd(0.0f, 0.2f);
+  std::vector<float> entries(codec::levels(bits));
+  for (auto& e : entries) e = nd(rng);
+  std::sort(entries.begin(), entries.end());
+  return cact::kernels::make_int8_codebook(entries, bits);
+}
+
+// `count` vectors of `in` floats: mixed magnitudes, zero vectors, zero groups,
+// sparse small integers (many exact coincidences and near-ties after rotation).
+std::vector<float> random_activations(std::mt19937& rng, uint32_t in, uint32_t count) {
+  std::vector<float> x(size_t(in) * count);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::uniform_int_distribution<int> kind(0, 5);
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::uniform_real_distribution<float> expo(-6.0f, 6.0f);
+  for (uint32_t v = 0; v < count; ++v) {
+    float* p = x.data() + size_t(v) * in;
+    const int k = kind(rng);
+    const float scale = std::exp(expo(rng));
+    for (uint32_t i = 0; i < in; ++i) {
+      switch (k) {
+        case 0: p[i] = 0.0f; break;
+        case 1: p[i] = (rng() % 7 == 0) ? float(small(rng)) : 0.0f; break;
+        case 2: p[i] = (i / codec::kGroup) % 2 == 0 ? 0.0f : nd(rng) * scale; break;
+        default: p[i] = nd(rng) * scale; break;
+      }
+    }
+  }
+  return x;
+}
+
+// Activations made by hand (no rotation): any int8 including -128, scale 1.
+QuantizedActivations raw_activations(std::mt19937& rng, uint32_t in, uint32_t count) {
+  QuantizedActivations a;
+  a.in = in;
+  a.in_pad = codec::padded_in(in, codec::kGroup);
+  a.count = count;
+  a.q.resize(size_t(a.in_pad) * count);
+  a.scale.assign(size_t(a.groups()) * count, 1.0f);
+  std::uniform_int_distribution<int> q(-128, 127);
+  for (auto& v : a.q) v = int8_t(q(rng));
+  return a;
+}
+
+std::vector<float> run_matmul(const KernelTable& t, const codec::CqMatrix& m, const Int8Codebook& cb,
+                              const QuantizedActivations& a, uint32_t rb, uint32_t re, size_t stride) {
+  std::vector<float> y(stride * a.count, sentinel());
+  t.cq_matmul(m, cb, a, rb, re, y.data(), stride);
+  return y;
+}
+
+// Index of the first differing float (bitwise), or -1.
+long first_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (bits_of(a[i]) != bits_of(b[i])) return long(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("kernel tables: the list and the choice") {
+  const auto tables = cact::kernels::available_kernels();
+  REQUIRE(!tables.empty());
+  CHECK(std::string(tables.front()->name) == "scalar");
+  std::string names;
+  for (const KernelTable* t : tables) names += std::string(" ") + t->name;
+  std::printf("kernel tables on this CPU:%s (best: %s)\n", names.c_str(), cact::kernels::best_kernels().name);
+  for (const KernelTable* t : tables) {
+    CHECK((t->quantize_activations != nullptr));
+    CHECK((t->cq_matmul != nullptr));
+    CHECK((t->int8_dots != nullptr));
+  }
+}
+
+TEST_CASE("quantize_activations: every table equals scalar bit for bit") {
+  std::mt19937 rng(1234);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (const KernelTable* t : simd_tables()) {
+    INFO("table " << t->name);
+    for (int iter = 0; iter < 150; ++iter) {
+      const uint32_t in = iter < 5 ? codec::kGroup * uint32_t(iter + 1) : 1 + uint32_t(rng() % 700);
+      const uint32_t count = 1 + uint32_t(rng() % 9);
+      const auto x = random_activations(rng, in, count);
+      QuantizedActivations want, got;
+      scalar.quantize_activations(x.data(), in, count, want);
+      t->quantize_activations(x.data(), in, count, got);
+      INFO("in " << in << " count " << count);
+      REQUIRE(got.in == want.in);
+      REQUIRE(got.in_pad == want.in_pad);
+      REQUIRE(got.count == want.count);
+      const size_t nq = size_t(want.in_pad) * count;
+      const size_t ns = size_t(want.groups()) * count;
+      CHECK(std::memcmp(got.q.data(), want.q.data(), nq) == 0);
+      size_t bad_scale = 0;
+      for (size_t i = 0; i < ns; ++i) bad_scale += bits_of(got.scale[i]) != bits_of(want.scale[i]);
+      CHECK(bad_scale == 0);
+    }
+    // Reuse of a larger buffer for fewer vectors must not disturb the result.
+    QuantizedActivations big, fresh;
+    const auto x = random_activations(rng, 300, 1);
+    const auto x9 = random_activations(rng, 700, 9);
+    t->quantize_activations(x9.data(), 700, 9, big);
+    t->quantize_activations(x.data(), 300, 1, big);
+    scalar.quantize_activations(x.data(), 300, 1, fresh);
+    CHECK(std::memcmp(big.q.data(), fresh.q.data(), fresh.in_pad) == 0);
+  }
+}
+
+TEST_CASE("quantize_activations: int8 range and per-group scale") {
+  std::mt19937 rng(77);
+  for (const KernelTable* t : cact::kernels::available_kernels()) {
+    INFO("table " << t->name);
+    const auto x = random_activations(rng, 333, 4);
+    QuantizedActivations a;
+    t->quantize_activations(x.data(), 333, 4, a);
+    CHECK(a.in_pad == 384);
+    for (size_t i = 0; i < size_t(a.in_pad) * 4; ++i) {
+      CHECK(a.q[i] >= -127);
+    }
+    for (size_t i = 0; i < size_t(a.groups()) * 4; ++i) CHECK(a.scale[i] >= 0.0f);
+  }
+}
+
+TEST_CASE("cq_matmul: integer group dots are exact for every table, int8 activations -128..127") {
+  // One group per row, norm 1, activation scale 1, codebook scale 1: y is the
+  // integer dot itself (|dot| < 2^24 converts exactly).
+  std::mt19937 rng(99);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (uint32_t bits : kWidths) {
+    INFO("bits " << bits);
+    for (int iter = 0; iter < 10; ++iter) {
+      const uint32_t out = 1 + uint32_t(rng() % 19);
+      auto rm = random_matrix(rng, out, codec::kGroup, bits);
+      const uint16_t one = cact::float_to_half(1.0f);
+      const size_t norms_at = size_t(rm.m.norms - rm.blob.data());
+      for (uint32_t r = 0; r < out; ++r) std::memcpy(rm.blob.data() + norms_at + 2 * r, &one, 2);
+      Int8Codebook cb = random_codebook(rng, bits);
+      cb.scale = 1.0f;
+      const uint32_t count = 1 + uint32_t(rng() % 9);
+      const auto a = raw_activations(rng, codec::kGroup, count);
+      // Independent integer reference.
+      std::vector<uint8_t> idx(codec::kGroup);
+      for (uint32_t r = 0; r < out; ++r) {
+        codec::unpack_indices(rm.m.row(r), codec::kGroup, bits, idx.data());
+        for (uint32_t v = 0; v < count; ++v) {
+          int32_t dot = 0;
+          for (uint32_t i = 0; i < codec::kGroup; ++i) dot += int32_t(cb.q[idx[i]]) * a.vec(v)[i];
+          for (const KernelTable* t : cact::kernels::available_kernels()) {
+            INFO("table " << t->name << " row " << r << " vector " << v);
+            const auto y = run_matmul(*t, rm.m, cb, a, 0, out, out);
+            CHECK(y[size_t(v) * out + r] == float(dot));
+          }
+        }
+      }
+      (void)scalar;
+    }
+  }
+}
+
+TEST_CASE("cq_matmul: every table equals scalar bit for bit on random shapes") {
+  std::mt19937 rng(4321);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  const auto tables = simd_tables();
+  for (uint32_t bits : kWidths) {
+    for (int iter = 0; iter < 40; ++iter) {
+      const uint32_t out = 1 + uint32_t(rng() % 41);
+      const uint32_t in = iter % 8 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 4)) : 1 + uint32_t(rng() % 900);
+      const uint32_t count = 1 + uint32_t(iter % 9);
+      auto rm = random_matrix(rng, out, in, bits);
+      const Int8Codebook cb = random_codebook(rng, bits);
+      const auto x = random_activations(rng, in, count);
+      QuantizedActivations a;
+      scalar.quantize_activations(x.data(), in, count, a);
+      const uint32_t rb = iter % 3 == 0 ? 0 : uint32_t(rng() % out);
+      const uint32_t re = rb + 1 + uint32_t(rng() % (out - rb));
+      const size_t stride = out + rng() % 5;
+      const auto want = run_matmul(scalar, rm.m, cb, a, rb, re, stride);
+      for (const KernelTable* t : tables) {
+        const auto got = run_matmul(*t, rm.m, cb, a, rb, re, stride);
+        const long d = first_difference(got, want);
+        INFO("table " << t->name << " bits " << bits << " out " << out << " in " << in << " count " << count
+                      << " rows [" << rb << ", " << re << ") stride " << stride << " first diff " << d);
+        CHECK(d == -1);
+      }
+    }
+  }
+}
+
+TEST_CASE("cq_matmul: matvec and prefill shapes with a shared weight pass") {
+  // Larger matrices through every tile path: 8-row tiles, 2x4 / 4x2 / 2x3
+  // vector tiles, leftovers; activations from each table's own quantiser.
+  std::mt19937 rng(555);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (uint32_t bits : kWidths) {
+    const uint32_t out = 45 + bits, in = 520;
+    auto rm = random_matrix(rng, out, in, bits);
+    const Int8Codebook cb = random_codebook(rng, bits);
+    for (uint32_t count : {1u, 2u, 3u, 4u, 5u, 7u, 9u, 16u}) {
+      const auto x = random_activations(rng, in, count);
+      QuantizedActivations a;
+      scalar.quantize_activations(x.data(), in, count, a);
+      const auto want = run_matmul(scalar, rm.m, cb, a, 3, out, out);
+      for (const KernelTable* t : simd_tables()) {
+        QuantizedActivations own;
+        t->quantize_activations(x.data(), in, count, own);
+        const auto got = run_matmul(*t, rm.m, cb, own, 3, out, out);
+        INFO("table " << t->name << " bits " << bits << " count " << count);
+        CHECK(first_difference(got, want) == -1);
+      }
+    }
+  }
+}
+
+TEST_CASE("cq_matmul: a codebook holding -128 still matches (SIMD falls back)") {
+  std::mt19937 rng(8);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  auto rm = random_matrix(rng, 9, 200, 2);
+  Int8Codebook cb = random_codebook(rng, 2);
+  cb.q[0] = -128;
+  const auto x = random_activations(rng, 200, 3);
+  QuantizedActivations a;
+  scalar.quantize_activations(x.data(), 200, 3, a);
+  const auto want = run_matmul(scalar, rm.m, cb, a, 0, 9, 9);
+  for (const KernelTable* t : simd_tables()) {
+    INFO("table " << t->name);
+    CHECK(first_difference(run_matmul(*t, rm.m, cb, a, 0, 9, 9), want) == -1);
+  }
+}
+
+TEST_CASE("int8_dots: every table equals scalar, full int8 range") {
+  std::mt19937 rng(31);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  std::uniform_int_distribution<int> q(-128, 127);
+  for (int iter = 0; iter < 200; ++iter) {
+    const uint32_t n = iter < 4 ? uint32_t(iter) * 32 + 64 : 1 + uint32_t(rng() % 300);
+    const uint32_t rows = 1 + uint32_t(rng() % 20);
+    const size_t stride = n + rng() % 17;
+    std::vector<int8_t> qv(n), k(stride * rows);
+    for (auto& v : qv) v = int8_t(q(rng));
+    for (auto& v : k) v = int8_t(q(rng));
+    if (iter == 0) {  // the extreme: every product 128*128
+      std::fill(qv.begin(), qv.end(), int8_t(-128));
+      std::fill(k.begin(), k.end(), int8_t(-128));
+    }
+    std::vector<int32_t> want(rows), got(rows);
+    scalar.int8_dots(qv.data(), k.data(), stride, n, rows, want.data());
+    if (iter == 0) CHECK(want[0] == int32_t(n) * 16384);
+    for (const KernelTable* t : simd_tables()) {
+      std::fill(got.begin(), got.end(), 0x5a5a5a5a);
+      t->int8_dots(qv.data(), k.data(), stride, n, rows, got.data());
+      INFO("table " << t->name << " n " << n << " rows " << rows << " stride " << stride);
+      CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("scalar cq_matmul approximates the float dequantised matvec") {
+  // Error model: with codebook entries c = q*sc + e (|e| <= sc/2) and rotated
+  // activations u = a*sa + d (|d| <= sa/2), group g of row r contributes
+  //   n * sum(c*u) - n * sum(q*sc * a*sa) = n * sum(e*u + q*sc*d),
+  // so |y - y_float| <= sum_g n_g * (sc/2 * |u_g|_1 + sa_g/2 * |q_g*sc|_1)
+  // (plus float rounding, allowed as 1e-4 of sum n*|c*u|). On Gaussian data the
+  // relative L2 error stays under 2% at every width (int8 resolution).
+  std::mt19937 rng(2024);
+  const auto stored = codec::standard_codebooks();
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (uint32_t bits : kWidths) {
+    const uint32_t out = 33, in = 300;
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> w(size_t(out) * in), x(in);
+    for (auto& v : w) v = nd(rng);
+    for (auto& v : x) v = nd(rng);
+    const auto codebook = codec::codebook_for(bits, stored);
+    const auto blob = codec::quantize_matrix(w.data(), out, in, bits, codebook);
+    const auto m = codec::view_matrix(blob, out, in, bits);
+    const auto cb = cact::kernels::make_int8_codebook(codebook, bits);
+    QuantizedActivations a;
+    scalar.quantize_activations(x.data(), in, 1, a);
+    std::vector<float> y(out);
+    scalar.cq_matmul(m, cb, a, 0, out, y.data(), out);
+
+    // Rotated float activations, for the bound.
+    std::vector<float> u(a.in_pad, 0.0f);
+    std::copy(x.begin(), x.end(), u.begin());
+    for (uint32_t g = 0; g < a.groups(); ++g) codec::fwht(u.data() + g * codec::kGroup, codec::kGroup);
+
+    double err2 = 0.0, ref2 = 0.0;
+    std::vector<float> row(in);
+    std::vector<uint8_t> idx(m.in_pad);
+    for (uint32_t r = 0; r < out; ++r) {
+      codec::dequantize_row(m, r, codebook, row.data());
+      double ref = 0.0;
+      for (uint32_t i = 0; i < in; ++i) ref += double(row[i]) * x[i];
+      codec::unpack_indices(m.row(r), m.in_pad, bits, idx.data());
+      double bound = 0.0, mag = 0.0;
+      for (uint32_t g = 0; g < m.groups_per_row(); ++g) {
+        double u1 = 0.0, c1 = 0.0, cu = 0.0;
+        for (uint32_t i = 0; i < codec::kGroup; ++i) {
+          const double c = double(cb.q[idx[g * codec::kGroup + i]]) * cb.scale;
+          u1 += std::fabs(u[g * codec::kGroup + i]);
+          c1 += std::fabs(c);
+          cu += std::fabs(c * u[g * codec::kGroup + i]);
+        }
+        const double n = m.norm(r, g);
+        bound += n * (cb.scale / 2 * u1 + a.scale[g] / 2 * c1);
+        mag += n * cu;
+      }
+      INFO("bits " << bits << " row " << r << " y " << y[r] << " ref " << ref << " bound " << bound);
+      CHECK(std::fabs(y[r] - ref) <= bound + 1e-4 * mag + 1e-6);
+      err2 += (y[r] - ref) * (y[r] - ref);
+      ref2 += ref * ref;
+    }
+    const double rel = std::sqrt(err2 / ref2);
+    INFO("bits " << bits << " relative L2 error " << rel);
+    CHECK(rel < 0.02);
+  }
+}
