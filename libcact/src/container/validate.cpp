@@ -1,8 +1,10 @@
 // Structural validation of a .cact: header geometry, codebooks, directory.
 #include "cact/validate.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "cact/codec.h"
@@ -91,7 +93,9 @@ std::vector<std::string> check_header(const Header& h) {
         p.push_back(field(header_field_name(32 + s), h.engram_sites[s], ("is not below num_layers " + std::to_string(h.num_layers)).c_str()));
       }
       if (s > 0 && h.engram_sites[s] <= h.engram_sites[s - 1]) {
-        p.push_back(field(header_field_name(32 + s), h.engram_sites[s], "is not ascending"));
+        p.push_back(field(header_field_name(32 + s), h.engram_sites[s],
+                          ("is not above " + std::string(header_field_name(31 + s)) + " " + std::to_string(h.engram_sites[s - 1]) +
+                           " (sites must be ascending)").c_str()));
       }
     }
   }
@@ -112,6 +116,11 @@ std::vector<std::string> check_header(const Header& h) {
     if (uint64_t(h.num_engram_tables) * h.engram_sub_dim != h.d_model) {
       p.push_back("header: num_engram_tables x engram_sub_dim (" + std::to_string(h.num_engram_tables) + " x " +
                   std::to_string(h.engram_sub_dim) + ") must equal d_model " + std::to_string(h.d_model));
+    }
+    // Table rows (tables x slots) are a u32 shape entry of the canon.
+    if (uint64_t(h.num_engram_tables) * h.engram_slots > UINT32_MAX) {
+      p.push_back("header: num_engram_tables x engram_slots (" + std::to_string(h.num_engram_tables) + " x " +
+                  std::to_string(h.engram_slots) + ") exceeds " + std::to_string(UINT32_MAX) + " table rows");
     }
     range("engram_conv_taps", h.engram_conv_taps, 1, 16);
     range("engram_conv_dilation", h.engram_conv_dilation, 1, 16);
@@ -152,10 +161,16 @@ std::vector<std::string> check_records(std::span<const Record> records, std::spa
     for (size_t d = std::min<size_t>(r.ndim, 4); d < 4; ++d) {
       if (r.shape[d] != 0) p.push_back(who + "shape[" + std::to_string(d) + "] " + std::to_string(r.shape[d]) + " is unused and must be 0");
     }
+    for (size_t d = 0; d < std::min<size_t>(r.ndim, 4); ++d) {
+      if (r.shape[d] == 0) p.push_back(who + "shape[" + std::to_string(d) + "] is 0");
+    }
     if (r.dtype == Dtype::RAW && r.ndim != 0) p.push_back(who + "RAW tensor must have ndim 0");
     if (r.dtype == Dtype::CQ) {
       if (r.ndim != 2) p.push_back(who + "CQ tensor must have ndim 2, has " + std::to_string(r.ndim));
-      if (r.group == 0 || r.group % 8 != 0 || r.group > 4096) p.push_back(who + "CQ group " + std::to_string(r.group) + " is not supported");
+      // The Hadamard rotation of a group needs a power of two (the butterfly would run past a group of 24).
+      if (r.group < 8 || r.group > 4096 || !std::has_single_bit(r.group)) {
+        p.push_back(who + "CQ group " + std::to_string(r.group) + " is not supported (a power of two, 8..4096)");
+      }
       if (!codec::valid_bits(r.bits)) p.push_back(who + "CQ bits " + std::to_string(r.bits) + " is not a supported width (1, 2, 3, 4, 5 = ternary)");
     } else if (known_dtype(uint8_t(r.dtype)) && (r.group != 0 || r.bits != 0)) {
       p.push_back(who + "group/bits must be 0 for " + dtype_name(r.dtype));

@@ -72,13 +72,13 @@ std::vector<std::string> check_archive(std::span<const uint8_t> file) {
     if (canon && i < canon->size()) label += " (" + (*canon)[i].name + ")";
     return label;
   };
+  // A directory the geometry cannot explain (wrong tensor count, broken heads
+  // walk) is the root cause of the placement errors that follow it: say it first.
+  if (!canon) problems.push_back(canon_problem);
   const size_t before_records = problems.size();
   for (auto& p : check_records(records, file, dir_end, namer)) problems.push_back(p);
   const bool records_ok = problems.size() == before_records;
-  if (!canon) {
-    problems.push_back(canon_problem);
-    return problems;
-  }
+  if (!canon) return problems;
   const size_t before_canon = problems.size();
   for (auto& p : check_against_canon(*canon, records)) problems.push_back(p);
   if (!records_ok || problems.size() != before_canon) return problems;
