@@ -53,34 +53,24 @@ Tokenizer::Impl::Impl(const TokenizerModel& model) {
   const size_t n = model.pieces.size();
   surfaces.reserve(n);
   bytes_of.reserve(n);
-  bpe.scores.reserve(n);
-  bpe.byte_ids.fill(-1);
-  bpe.byte_fallback = model.byte_fallback;
-  bpe.unk_id = static_cast<int32_t>(model.unk_id);
-  for (const Piece& p : model.pieces) {
-    surfaces.push_back(p.surface);
-    bpe.scores.push_back(p.score);
-  }
-  bpe.pieces.reserve(n);
+  for (const Piece& p : model.pieces) surfaces.push_back(p.surface);
+  bpe.build(model, surfaces);
   by_surface.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const auto id = static_cast<int32_t>(i);
     const std::string_view s = surfaces[i];
     by_surface.emplace(s, id);
     switch (model.pieces[i].type) {
-      case PieceType::Normal:
       case PieceType::UserDefined:
-        bpe.pieces.emplace(s, id);
-        bpe.max_piece_bytes = std::max(bpe.max_piece_bytes, s.size());
-        if (model.pieces[i].type == PieceType::UserDefined) user.insert(s, id);
+        user.insert(s, id);
         bytes_of.emplace_back(s);
         break;
-      case PieceType::Byte: {
-        const int v = text::byte_piece_value(s);
-        bpe.byte_ids[static_cast<size_t>(v)] = id;
-        bytes_of.emplace_back(1, static_cast<char>(v));
+      case PieceType::Normal:
+        bytes_of.emplace_back(s);
         break;
-      }
+      case PieceType::Byte:
+        bytes_of.emplace_back(1, static_cast<char>(text::byte_piece_value(s)));
+        break;
       case PieceType::Control:
       case PieceType::Unknown:
         bytes_of.emplace_back();
