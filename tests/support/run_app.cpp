@@ -1,0 +1,63 @@
+#include "support/run_app.h"
+
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "support/test_paths.h"
+
+namespace cact::test {
+
+size_t AppRun::err_lines() const {
+  size_t n = 0;
+  for (char c : err) n += c == '\n';
+  return n;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+AppRun run_app(const std::string& tool, const std::vector<std::string>& args, const std::filesystem::path& cwd,
+               const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  const auto dir = binary_dir() / "scratch";
+  std::filesystem::create_directories(dir);
+  const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const auto out = dir / ("out-" + tag), err = dir / ("err-" + tag);
+  std::string cmd = prefix;
+  if (!cwd.empty()) cmd += "cd " + shell_quote(cwd.string()) + " && ";
+  cmd += "exec " + shell_quote((binary_dir() / "apps" / tool).string());
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " </dev/null >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
+  const int status = std::system(("/bin/sh -c " + shell_quote(cmd)).c_str());
+  AppRun r;
+  if (WIFEXITED(status)) {
+    r.code = WEXITSTATUS(status);
+    // /bin/sh reports a signal-killed child as 128 + signal.
+    r.signaled = r.code > 128;
+  } else {
+    r.signaled = true;
+    r.code = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  }
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+}  // namespace cact::test
