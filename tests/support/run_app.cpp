@@ -20,8 +20,15 @@ size_t AppRun::err_lines() const {
 
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q.append("'\\''");
+    } else {
+      q.push_back(c);
+    }
+  }
+  q.push_back('\'');
+  return q;
 }
 
 std::string slurp(const std::filesystem::path& p) {
@@ -36,14 +43,18 @@ AppRun run_app(const std::string& tool, const std::vector<std::string>& args, co
   static std::atomic<int> counter{0};
   const auto dir = binary_dir() / "scratch";
   std::filesystem::create_directories(dir);
-  const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  std::string tag = std::to_string(::getpid());
+  tag.push_back('-');
+  tag.append(std::to_string(counter++));
   const auto out = dir / ("out-" + tag), err = dir / ("err-" + tag);
+  // Built with append: GCC 12 misreports -Wrestrict on chained string operator+.
   std::string cmd = prefix;
-  if (!cwd.empty()) cmd += "cd " + shell_quote(cwd.string()) + " && ";
-  cmd += "exec " + shell_quote((binary_dir() / "apps" / tool).string());
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " </dev/null >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
-  const int status = std::system(("/bin/sh -c " + shell_quote(cmd)).c_str());
+  if (!cwd.empty()) cmd.append("cd ").append(shell_quote(cwd.string())).append(" && ");
+  cmd.append("exec ").append(shell_quote((binary_dir() / "apps" / tool).string()));
+  for (const auto& a : args) cmd.append(" ").append(shell_quote(a));
+  cmd.append(" </dev/null >").append(shell_quote(out.string())).append(" 2>").append(shell_quote(err.string()));
+  const std::string shell = std::string("/bin/sh -c ").append(shell_quote(cmd));
+  const int status = std::system(shell.c_str());
   AppRun r;
   if (WIFEXITED(status)) {
     r.code = WEXITSTATUS(status);
