@@ -189,6 +189,55 @@ TEST_CASE("quantize_activations: every table equals scalar bit for bit") {
   }
 }
 
+TEST_CASE("quantize_activations: exact .5 ties round away from zero in every table") {
+  // Two-hot groups x0 = (A+B)/2, x1 = (A-B)/2 rotate to +-A/sqrt(128) and
+  // +-B/sqrt(128) (exact butterflies: A = 64, B a multiple of 2^-17), so the
+  // scaled values are ~127 and ~127*B/A. B is steered next to each
+  // (k + 0.5)*A/127; the groups whose scaled value lands exactly on k + 0.5
+  // (checked with the scalar's float steps) are kept. Round-half-even or
+  // round-half-up would quantise them differently from std::lround.
+  std::vector<float> ties;
+  int found = 0;
+  for (int k = 64; k < 127; ++k) {
+    const double target = (k + 0.5) * 64.0 / 127.0;
+    const long m0 = std::lround((target - 32.0) * 131072.0);
+    for (long dm = -6; dm <= 6; ++dm) {
+      const float b = float(32.0 + double(m0 + dm) / 131072.0);
+      float g[codec::kGroup] = {};
+      g[0] = (64.0f + b) / 2.0f;
+      g[1] = (64.0f - b) / 2.0f;
+      float r[codec::kGroup];
+      std::copy(g, g + codec::kGroup, r);
+      codec::fwht(r, codec::kGroup);
+      float absmax = 0.0f;
+      for (float v : r) absmax = std::max(absmax, std::fabs(v));
+      const float inv = 1.0f / (absmax / 127.0f);
+      bool tie = false;
+      for (float v : r) {
+        const float y = v * inv;
+        tie = tie || std::fabs(y - std::trunc(y)) == 0.5f;
+      }
+      if (tie) {
+        ties.insert(ties.end(), g, g + codec::kGroup);
+        for (float& v : g) v = -v;
+        ties.insert(ties.end(), g, g + codec::kGroup);
+        found += 2;
+      }
+    }
+  }
+  INFO(found << " groups with exact ties");
+  REQUIRE(found >= 10);
+  const uint32_t in = codec::kGroup * uint32_t(found);
+  QuantizedActivations want;
+  cact::kernels::scalar_kernels().quantize_activations(ties.data(), in, 1, want);
+  for (const KernelTable* t : simd_tables()) {
+    INFO("table " << t->name);
+    QuantizedActivations got;
+    t->quantize_activations(ties.data(), in, 1, got);
+    CHECK(std::memcmp(got.q.data(), want.q.data(), in) == 0);
+  }
+}
+
 TEST_CASE("quantize_activations: int8 range and per-group scale") {
   std::mt19937 rng(77);
   for (const KernelTable* t : cact::kernels::available_kernels()) {

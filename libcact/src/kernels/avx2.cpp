@@ -14,13 +14,12 @@
 
 #include <immintrin.h>
 
-#include <cmath>
 #include <cstring>
-#include <new>
 
 #include "cact/codec.h"
 #include "cact/kernels.h"
 #include "kernels/scalar.h"
+#include "kernels/simd_common.h"
 
 namespace cact::kernels {
 namespace {
@@ -56,7 +55,7 @@ inline void fwht128(__m256 x[16]) {
       }
     }
   }
-  const __m256 scale = _mm256_set1_ps(1.0f / std::sqrt(float(kG)));
+  const __m256 scale = _mm256_set1_ps(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht;
   for (int i = 0; i < 16; ++i) x[i] = _mm256_mul_ps(x[i], scale);
 }
 
@@ -108,8 +107,8 @@ void quantize_activations_avx2(const float* x, uint32_t in, uint32_t count, Quan
   alignas(32) float padded[kG];
   for (uint32_t v = 0; v < count; ++v) {
     const float* src = x + size_t(v) * in;
-    int8_t* q = out.q.data() + size_t(v) * out.in_pad;
-    float* scales = out.scale.data() + size_t(v) * groups;
+    int8_t* q = activation_q(out) + size_t(v) * out.in_pad;
+    float* scales = activation_scale(out) + size_t(v) * groups;
     for (uint32_t g = 0; g < groups; ++g) {
       const uint32_t col = g * kG;
       if (col + kG <= in) {
@@ -128,7 +127,7 @@ void quantize_activations_avx2(const float* x, uint32_t in, uint32_t count, Quan
 // Index unpacking. Each unpacker turns one group's packed bytes into four
 // registers of 32 codes (0..15). The order of columns inside those registers
 // is whatever is cheapest for the width; the matching permutation of the
-// activations is derived once by running the unpacker itself (Layout below),
+// activations is derived once by running the unpacker itself (derive_group_layout),
 // so the two can never disagree.
 
 struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
@@ -200,68 +199,22 @@ struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
   }
 };
 
-// Column permutation of one group for an unpacker: position j of the four
-// concatenated code registers holds column perm[j]. Derived by packing the
-// column numbers digit by digit (w bits at a time) and unpacking them.
-struct Layout {
-  uint8_t perm[kG];
-};
-
 template <class U>
-Layout derive_layout() {
-  constexpr uint32_t w = U::kBits;
-  Layout layout{};
-  for (uint32_t shift = 0; shift < 7; shift += w) {
-    alignas(32) uint8_t packed[64] = {};
-    for (uint32_t col = 0; col < kG; ++col) {
-      const uint32_t code = (col >> shift) & ((1u << w) - 1);
-      const uint32_t bit = col * w;
-      packed[bit / 8] = uint8_t(packed[bit / 8] | (code << (bit % 8)));
-      if (bit % 8 + w > 8) packed[bit / 8 + 1] = uint8_t(packed[bit / 8 + 1] | (code >> (8 - bit % 8)));
-    }
+GroupLayout layout_of() {
+  return derive_group_layout<U::kBits>([](const uint8_t* packed, uint8_t* out) {
     __m256i c[4];
     U::codes(packed, c);
-    alignas(32) uint8_t got[kG];
-    for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(got + 32 * k), c[k]);
-    for (uint32_t j = 0; j < kG; ++j) layout.perm[j] = uint8_t(layout.perm[j] | (got[j] << shift));
-  }
-  return layout;
+    for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32 * k), c[k]);
+  });
 }
 
-const Layout& layout_for(uint32_t index_bits) {
-  static const Layout layouts[4] = {derive_layout<Unpack1>(), derive_layout<Unpack2>(), derive_layout<Unpack3>(),
-                                    derive_layout<Unpack4>()};
+const GroupLayout& layout_for(uint32_t index_bits) {
+  static const GroupLayout layouts[4] = {layout_of<Unpack1>(), layout_of<Unpack2>(), layout_of<Unpack3>(),
+                                         layout_of<Unpack4>()};
   return layouts[index_bits - 1];
 }
 
-// ----------------------------------------------------------------------------
-// Per-thread scratch: permuted activations, their absolute values, and the
-// per-tile norm x scale factors. Raw operator new: no std containers here.
-
-struct Scratch {
-  void* data = nullptr;
-  size_t size = 0;
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { release(); }
-  void release() {
-    if (data != nullptr) ::operator delete(data, std::align_val_t(64));
-    data = nullptr;
-    size = 0;
-  }
-  void* get(size_t bytes) {
-    if (bytes > size) {
-      release();
-      data = ::operator new(bytes, std::align_val_t(64));
-      size = bytes;
-    }
-    return data;
-  }
-};
-thread_local Scratch tls_scratch;
-
-inline size_t round64(size_t n) { return (n + 63) & ~size_t(63); }
+thread_local SimdScratch tls_scratch;
 
 // ----------------------------------------------------------------------------
 // The integer dot of one group: 4 blocks of 32 weights (int8, |w| <= 127)
@@ -389,44 +342,24 @@ void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, u
 void cq_matmul_avx2(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
                     uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride) {
   if (row_begin >= row_end || a.count == 0) return;
-  const uint32_t iw = codec::index_bits(w.bits);
-  // Preconditions of the SIMD path; anything else goes to the oracle.
-  bool simd_ok = w.group == kG && a.group == kG && a.in_pad == w.in_pad && iw >= 1 && iw <= 4;
-  for (int i = 0; i < 16; ++i) simd_ok = simd_ok && cb.q[i] != -128;
-  if (!simd_ok) {
+  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/true)) {
     scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
     return;
   }
+  const uint32_t iw = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
   const size_t act_bytes = size_t(a.count) * w.in_pad;
-  auto* base = static_cast<uint8_t*>(tls_scratch.get(2 * round64(act_bytes) + size_t(groups) * 8 * sizeof(float)));
+  auto* base = static_cast<uint8_t*>(tls_scratch.get(2 * round_up64(act_bytes) + size_t(groups) * 8 * sizeof(float)));
   auto* act = reinterpret_cast<int8_t*>(base);
-  uint8_t* act_abs = base + round64(act_bytes);
-  auto* ns = reinterpret_cast<float*>(base + 2 * round64(act_bytes));
-
-  const uint8_t* perm = layout_for(iw).perm;
-  for (uint32_t v = 0; v < a.count; ++v) {
-    const int8_t* src = a.q.data() + size_t(v) * a.in_pad;
-    int8_t* dst = act + size_t(v) * w.in_pad;
-    for (uint32_t g = 0; g < groups; ++g) {
-      const int8_t* s = src + size_t(g) * kG;
-      int8_t* d = dst + size_t(g) * kG;
-      for (uint32_t j = 0; j < kG; ++j) d[j] = s[perm[j]];
-    }
-  }
+  uint8_t* act_abs = base + round_up64(act_bytes);
+  auto* ns = reinterpret_cast<float*>(base + 2 * round_up64(act_bytes));
+  permute_activations(a, layout_for(iw), act);
   for (size_t i = 0; i < act_bytes; i += 32) {  // act_bytes is a multiple of 128
     const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + i));
     _mm256_store_si256(reinterpret_cast<__m256i*>(act_abs + i), _mm256_abs_epi8(v));
   }
-
   alignas(16) int8_t table[16];
-  std::memcpy(table, cb.q, 16);
-  if (w.bits == codec::kTernary) {  // crumb 0,1,2,3 -> trit 1,2,(invalid: 1),0
-    table[0] = cb.q[1];
-    table[1] = cb.q[2];
-    table[2] = cb.q[1];
-    table[3] = cb.q[0];
-  }
+  code_table(cb, w.bits, table);
   MatmulCtx c{};
   c.packed = w.packed;
   c.norms = w.norms;
@@ -435,7 +368,7 @@ void cq_matmul_avx2(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   c.in_pad = w.in_pad;
   c.act = act;
   c.act_abs = act_abs;
-  c.act_scale = a.scale.data();
+  c.act_scale = activation_scale(a);
   c.ns = ns;
   c.table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
   c.cb_scale = cb.scale;

@@ -2,6 +2,7 @@
 // flags only: it must run anywhere, so it only reads CPU features and takes
 // the addresses of the constant-initialised tables in avx2.cpp / neon*.cpp.
 // Rules: docs/KERNELS.md "Dispatch".
+#include "kernels/simd_common.h"
 #include "kernels/simd_tables.h"
 
 #if defined(__aarch64__) && defined(__linux__)
@@ -20,6 +21,11 @@ extern const KernelTable kNeonKernels;
 #if defined(__aarch64__) && defined(CACT_HAVE_NEON_DOTPROD)
 extern const KernelTable kNeonDotprodKernels;
 #endif
+
+const int8_t* activation_q(const QuantizedActivations& a) { return a.q.data(); }
+int8_t* activation_q(QuantizedActivations& a) { return a.q.data(); }
+const float* activation_scale(const QuantizedActivations& a) { return a.scale.data(); }
+float* activation_scale(QuantizedActivations& a) { return a.scale.data(); }
 
 std::vector<const KernelTable*> simd_kernels() {
   std::vector<const KernelTable*> tables;

@@ -1,0 +1,405 @@
+#pragma once
+// The AArch64 Advanced SIMD kernels, instantiated twice: neon.cpp (baseline
+// ARMv8-A: int8 products through vmull_s8 + pairwise accumulate) and
+// neon_dotprod.cpp (-march=armv8.2-a+dotprod: vdotq_s32). Everything has
+// internal linkage (anonymous namespace), so the two translation units, built
+// with different flags, never share a symbol; same rules as simd_common.h.
+// Design and exactness: docs/KERNELS.md.
+#if defined(__aarch64__) && defined(__ARM_NEON)
+
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "cact/codec.h"
+#include "cact/kernels.h"
+#include "kernels/scalar.h"
+#include "kernels/simd_common.h"
+
+namespace cact::kernels {
+namespace {
+namespace neon {
+
+constexpr uint32_t kG = kSimdGroup;  // 128 lanes per group: 8 blocks of 16
+
+// ----------------------------------------------------------------------------
+// Activations: bit-identical to quantize_group_scalar. Same butterfly pairs in
+// the same stage order, the same scale, FCVTAS = round half away from zero
+// (std::lround), clamp to [-127, 127].
+
+inline float32x4_t butterfly(float32x4_t v, float32x4_t swapped, uint32x4_t upper) {
+  return vbslq_f32(upper, vsubq_f32(swapped, v), vaddq_f32(v, swapped));
+}
+
+inline void fwht128(float32x4_t x[32]) {
+  const uint32x4_t odd = {0, ~0u, 0, ~0u};
+  const uint32x4_t high = {0, 0, ~0u, ~0u};
+  for (int i = 0; i < 32; ++i) {
+    float32x4_t v = x[i];
+    v = butterfly(v, vrev64q_f32(v), odd);         // half = 1
+    v = butterfly(v, vextq_f32(v, v, 2), high);    // half = 2
+    x[i] = v;
+  }
+  for (int h = 1; h < 32; h *= 2) {  // half = 4 .. 64: whole registers
+    for (int blk = 0; blk < 32; blk += 2 * h) {
+      for (int i = blk; i < blk + h; ++i) {
+        const float32x4_t a = x[i];
+        const float32x4_t b = x[i + h];
+        x[i] = vaddq_f32(a, b);
+        x[i + h] = vsubq_f32(a, b);
+      }
+    }
+  }
+  const float32x4_t scale = vdupq_n_f32(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht
+  for (int i = 0; i < 32; ++i) x[i] = vmulq_f32(x[i], scale);
+}
+
+inline int16x8_t round_pair(float32x4_t a, float32x4_t b, float32x4_t inv) {
+  const int32x4_t lo = vdupq_n_s32(-127), hi = vdupq_n_s32(127);
+  const int32x4_t qa = vminq_s32(vmaxq_s32(vcvtaq_s32_f32(vmulq_f32(a, inv)), lo), hi);
+  const int32x4_t qb = vminq_s32(vmaxq_s32(vcvtaq_s32_f32(vmulq_f32(b, inv)), lo), hi);
+  return vcombine_s16(vmovn_s32(qa), vmovn_s32(qb));
+}
+
+inline void quantize_group(const float* src, int8_t* q, float* scale_out) {
+  float32x4_t x[32];
+  for (int i = 0; i < 32; ++i) x[i] = vld1q_f32(src + 4 * i);
+  fwht128(x);
+  float32x4_t m = vabsq_f32(x[0]);
+  for (int i = 1; i < 32; ++i) m = vmaxq_f32(m, vabsq_f32(x[i]));
+  const float absmax = vmaxvq_f32(m);
+  const float s = absmax / 127.0f;
+  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+  const float32x4_t vinv = vdupq_n_f32(inv);
+  for (int i = 0; i < 32; i += 4) {
+    const int16x8_t ab = round_pair(x[i], x[i + 1], vinv);
+    const int16x8_t cd = round_pair(x[i + 2], x[i + 3], vinv);
+    vst1q_s8(q + 4 * i, vcombine_s8(vmovn_s16(ab), vmovn_s16(cd)));
+  }
+  *scale_out = s;
+}
+
+void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+  prepare_activations(in, count, out);
+  const uint32_t groups = out.in_pad / kG;
+  alignas(16) float padded[kG];
+  for (uint32_t v = 0; v < count; ++v) {
+    const float* src = x + size_t(v) * in;
+    int8_t* q = activation_q(out) + size_t(v) * out.in_pad;
+    float* scales = activation_scale(out) + size_t(v) * groups;
+    for (uint32_t g = 0; g < groups; ++g) {
+      const uint32_t col = g * kG;
+      if (col + kG <= in) {
+        quantize_group(src + col, q + col, scales + g);
+      } else {
+        const uint32_t n = in - col;
+        std::memcpy(padded, src + col, n * sizeof(float));
+        std::memset(padded + n, 0, (kG - n) * sizeof(float));
+        quantize_group(padded, q + col, scales + g);
+      }
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Index unpacking: one group's packed bytes -> eight registers of 16 codes.
+// Column order inside is whatever is cheapest; the activations are permuted
+// to match by a layout derived from the unpacker itself.
+
+struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
+  static constexpr uint32_t kBits = 1;
+  static constexpr size_t kBytes = 16;
+  static void codes(const uint8_t* p, uint8x16_t c[8]) {
+    const uint8x16_t b = vld1q_u8(p);
+    const uint8x16_t one = vdupq_n_u8(1);
+    c[0] = vandq_u8(b, one);
+    c[1] = vandq_u8(vshrq_n_u8(b, 1), one);
+    c[2] = vandq_u8(vshrq_n_u8(b, 2), one);
+    c[3] = vandq_u8(vshrq_n_u8(b, 3), one);
+    c[4] = vandq_u8(vshrq_n_u8(b, 4), one);
+    c[5] = vandq_u8(vshrq_n_u8(b, 5), one);
+    c[6] = vandq_u8(vshrq_n_u8(b, 6), one);
+    c[7] = vshrq_n_u8(b, 7);
+  }
+};
+
+struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
+  static constexpr uint32_t kBits = 2;
+  static constexpr size_t kBytes = 32;
+  static void codes(const uint8_t* p, uint8x16_t c[8]) {
+    const uint8x16_t three = vdupq_n_u8(3);
+    for (int h = 0; h < 2; ++h) {
+      const uint8x16_t b = vld1q_u8(p + 16 * h);
+      c[4 * h + 0] = vandq_u8(b, three);
+      c[4 * h + 1] = vandq_u8(vshrq_n_u8(b, 2), three);
+      c[4 * h + 2] = vandq_u8(vshrq_n_u8(b, 4), three);
+      c[4 * h + 3] = vshrq_n_u8(b, 6);
+    }
+  }
+};
+
+struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
+  static constexpr uint32_t kBits = 3;
+  static constexpr size_t kBytes = 48;
+  // Four 3-bit fields at bits 0, 3, 6, 9 of each 32-bit lane -> its bytes 0..3.
+  static uint8x16_t spread4(uint32x4_t d) {
+    const uint32x4_t a = vorrq_u32(vandq_u32(d, vdupq_n_u32(0x7)), vandq_u32(vshlq_n_u32(d, 5), vdupq_n_u32(0x700)));
+    const uint32x4_t b = vorrq_u32(vandq_u32(vshlq_n_u32(d, 10), vdupq_n_u32(0x70000)),
+                                   vandq_u32(vshlq_n_u32(d, 15), vdupq_n_u32(0x7000000)));
+    return vreinterpretq_u8_u32(vorrq_u32(a, b));
+  }
+  static void codes(const uint8_t* p, uint8x16_t c[8]) {
+    // Lane t of each chunk = one 24-bit triplet. The last chunk is loaded
+    // from byte 32 (not 36) so no byte past the group is read.
+    const uint8x16_t ctrl = {0, 1, 2, 0xFF, 3, 4, 5, 0xFF, 6, 7, 8, 0xFF, 9, 10, 11, 0xFF};
+    const uint8x16_t ctrl_last = {4, 5, 6, 0xFF, 7, 8, 9, 0xFF, 10, 11, 12, 0xFF, 13, 14, 15, 0xFF};
+    const uint32x4_t d0 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p), ctrl));
+    const uint32x4_t d1 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 12), ctrl));
+    const uint32x4_t d2 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 24), ctrl));
+    const uint32x4_t d3 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 32), ctrl_last));
+    c[0] = spread4(d0);
+    c[1] = spread4(vshrq_n_u32(d0, 12));
+    c[2] = spread4(d1);
+    c[3] = spread4(vshrq_n_u32(d1, 12));
+    c[4] = spread4(d2);
+    c[5] = spread4(vshrq_n_u32(d2, 12));
+    c[6] = spread4(d3);
+    c[7] = spread4(vshrq_n_u32(d3, 12));
+  }
+};
+
+struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
+  static constexpr uint32_t kBits = 4;
+  static constexpr size_t kBytes = 64;
+  static void codes(const uint8_t* p, uint8x16_t c[8]) {
+    const uint8x16_t nib = vdupq_n_u8(0x0F);
+    for (int h = 0; h < 4; ++h) {
+      const uint8x16_t b = vld1q_u8(p + 16 * h);
+      c[2 * h] = vandq_u8(b, nib);
+      c[2 * h + 1] = vshrq_n_u8(b, 4);
+    }
+  }
+};
+
+template <class U>
+GroupLayout layout_of() {
+  return derive_group_layout<U::kBits>([](const uint8_t* packed, uint8_t* out) {
+    uint8x16_t c[8];
+    U::codes(packed, c);
+    for (int k = 0; k < 8; ++k) vst1q_u8(out + 16 * k, c[k]);
+  });
+}
+
+const GroupLayout& layout_for(uint32_t index_bits) {
+  static const GroupLayout layouts[4] = {layout_of<Unpack1>(), layout_of<Unpack2>(), layout_of<Unpack3>(),
+                                         layout_of<Unpack4>()};
+  return layouts[index_bits - 1];
+}
+
+thread_local SimdScratch tls_scratch;
+
+// ----------------------------------------------------------------------------
+// Integer dot of one group (8 blocks of 16). Dotprod: SDOT, exact for any
+// int8. Baseline: SMULL/SMLAL2 pair sums in int16 (|w| <= 127, so
+// <= 2*127*128 < 2^15) then SADALP into int32.
+
+template <bool kDotprod>
+inline int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t a) {
+  if constexpr (kDotprod) {
+#if defined(__ARM_FEATURE_DOTPROD)
+    return vdotq_s32(acc, w, a);
+#else
+    static_assert(!kDotprod, "the dotprod table needs -march=armv8.2-a+dotprod");
+    return acc;
+#endif
+  } else {
+    const int16x8_t p = vmlal_high_s8(vmull_s8(vget_low_s8(w), vget_low_s8(a)), w, a);
+    return vpadalq_s16(acc, p);
+  }
+}
+
+template <bool kDotprod>
+inline int32x4_t dot_group(const int8x16_t w[8], const int8_t* a) {
+  int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);
+  for (int k = 0; k < 8; k += 2) {
+    s0 = dot16<kDotprod>(s0, w[k], vld1q_s8(a + 16 * k));
+    s1 = dot16<kDotprod>(s1, w[k + 1], vld1q_s8(a + 16 * k + 16));
+  }
+  return vaddq_s32(s0, s1);
+}
+
+struct MatmulCtx {
+  const uint8_t* packed;
+  const uint8_t* norms;  // FP16, [out][groups]
+  size_t row_bytes;
+  uint32_t groups, in_pad;
+  const int8_t* act;       // permuted activations, [count][in_pad]
+  const float* act_scale;  // [count][groups]
+  float* ns;               // [groups][8] scratch
+  int8x16_t table;         // int8 codebook entries by code
+  float cb_scale;
+  float* y;
+  size_t y_stride;
+};
+
+inline float load_norm(const uint8_t* norms, size_t i) {
+  uint16_t h;
+  std::memcpy(&h, norms + 2 * i, 2);
+  return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
+}
+
+// R rows x V vectors; lane l = v*R + r across two 4-lane halves. Per lane the
+// float math is the scalar's: acc += float(dot) * (norm * scale) in group
+// order, then acc * cb.scale.
+template <bool kDotprod, class U, int R, int V>
+void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
+  static_assert(R * V <= 8);
+  constexpr int P = R * V;
+  const uint32_t groups = c.groups;
+  for (uint32_t g = 0; g < groups; ++g) {
+    float* ns = c.ns + size_t(g) * 8;
+    for (int l = 0; l < 8; ++l) {
+      if (l < P) {
+        const uint32_t r = r0 + uint32_t(l % R), v = v0 + uint32_t(l / R);
+        ns[l] = load_norm(c.norms, size_t(r) * groups + g) * c.act_scale[size_t(v) * groups + g];
+      } else {
+        ns[l] = 0.0f;
+      }
+    }
+  }
+  float32x4_t acc_lo = vdupq_n_f32(0.0f), acc_hi = vdupq_n_f32(0.0f);
+  for (uint32_t g = 0; g < groups; ++g) {
+    int32x4_t dots[8];
+    for (int l = P; l < 8; ++l) dots[l] = vdupq_n_s32(0);
+    for (int r = 0; r < R; ++r) {
+      uint8x16_t codes[8];
+      U::codes(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, codes);
+      int8x16_t w[8];
+      for (int k = 0; k < 8; ++k) w[k] = vqtbl1q_s8(c.table, codes[k]);
+      for (int v = 0; v < V; ++v) {
+        dots[v * R + r] = dot_group<kDotprod>(w, c.act + size_t(v0 + v) * c.in_pad + size_t(g) * kG);
+      }
+    }
+    const float* ns = c.ns + size_t(g) * 8;
+    const int32x4_t lo = vpaddq_s32(vpaddq_s32(dots[0], dots[1]), vpaddq_s32(dots[2], dots[3]));
+    acc_lo = vaddq_f32(acc_lo, vmulq_f32(vcvtq_f32_s32(lo), vld1q_f32(ns)));
+    if constexpr (P > 4) {
+      const int32x4_t hi = vpaddq_s32(vpaddq_s32(dots[4], dots[5]), vpaddq_s32(dots[6], dots[7]));
+      acc_hi = vaddq_f32(acc_hi, vmulq_f32(vcvtq_f32_s32(hi), vld1q_f32(ns + 4)));
+    }
+  }
+  alignas(16) float res[8];
+  const float32x4_t cbs = vdupq_n_f32(c.cb_scale);
+  vst1q_f32(res, vmulq_f32(acc_lo, cbs));
+  vst1q_f32(res + 4, vmulq_f32(acc_hi, cbs));
+  for (int v = 0; v < V; ++v) {
+    for (int r = 0; r < R; ++r) c.y[size_t(v0 + v) * c.y_stride + r0 + r] = res[v * R + r];
+  }
+}
+
+template <bool kDotprod, class U, int R, int V>
+void cq_rows(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t v0) {
+  uint32_t r = row_begin;
+  for (; r + R <= row_end; r += R) cq_tile<kDotprod, U, R, V>(c, r, v0);
+  for (; r < row_end; ++r) cq_tile<kDotprod, U, 1, V>(c, r, v0);
+}
+
+// For each step of 8 rows every vector block is done before moving on: a
+// row's packed bytes come from memory once and from L1 for the other blocks.
+template <bool kDotprod, class U>
+void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t count) {
+  if (count == 1) {
+    cq_rows<kDotprod, U, 8, 1>(c, row_begin, row_end, 0);
+    return;
+  }
+  constexpr uint32_t kStep = 8;
+  for (uint32_t r = row_begin; r < row_end; r += kStep) {
+    const uint32_t re = row_end - r < kStep ? row_end : r + kStep;
+    uint32_t v = 0;
+    for (; v + 4 <= count; v += 4) cq_rows<kDotprod, U, 2, 4>(c, r, re, v);
+    switch (count - v) {
+      case 3: cq_rows<kDotprod, U, 2, 3>(c, r, re, v); break;
+      case 2: cq_rows<kDotprod, U, 4, 2>(c, r, re, v); break;
+      case 1: cq_rows<kDotprod, U, 8, 1>(c, r, re, v); break;
+      default: break;
+    }
+  }
+}
+
+template <bool kDotprod>
+void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
+               uint32_t row_end, float* y, size_t y_stride) {
+  if (row_begin >= row_end || a.count == 0) return;
+  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/!kDotprod)) {
+    scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
+    return;
+  }
+  const uint32_t iw = codec::index_bits(w.bits);
+  const uint32_t groups = w.in_pad / kG;
+  const size_t act_bytes = size_t(a.count) * w.in_pad;
+  auto* base = static_cast<uint8_t*>(tls_scratch.get(round_up64(act_bytes) + size_t(groups) * 8 * sizeof(float)));
+  auto* act = reinterpret_cast<int8_t*>(base);
+  auto* ns = reinterpret_cast<float*>(base + round_up64(act_bytes));
+  permute_activations(a, layout_for(iw), act);
+  alignas(16) int8_t table[16];
+  code_table(cb, w.bits, table);
+  MatmulCtx c{};
+  c.packed = w.packed;
+  c.norms = w.norms;
+  c.row_bytes = w.row_bytes;
+  c.groups = groups;
+  c.in_pad = w.in_pad;
+  c.act = act;
+  c.act_scale = activation_scale(a);
+  c.ns = ns;
+  c.table = vld1q_s8(table);
+  c.cb_scale = cb.scale;
+  c.y = y;
+  c.y_stride = y_stride;
+  switch (iw) {
+    case 1: cq_matmul_width<kDotprod, Unpack1>(c, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDotprod, Unpack2>(c, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDotprod, Unpack3>(c, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDotprod, Unpack4>(c, row_begin, row_end, a.count); break;
+  }
+}
+
+// ----------------------------------------------------------------------------
+// int8 dots over the KV cache, full int8 range: SDOT, or single SMULL
+// products (<= 128*128 fits int16) each widened by SADALP.
+
+template <bool kDotprod>
+inline int32x4_t dot16_full(int32x4_t acc, int8x16_t a, int8x16_t b) {
+  if constexpr (kDotprod) {
+    return dot16<true>(acc, a, b);
+  } else {
+    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(a), vget_low_s8(b)));
+    return vpadalq_s16(acc, vmull_high_s8(a, b));
+  }
+}
+
+template <bool kDotprod>
+void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
+  for (uint32_t r = 0; r < rows; ++r) {
+    const int8_t* kr = k + size_t(r) * stride;
+    int32x4_t acc0 = vdupq_n_s32(0), acc1 = vdupq_n_s32(0);
+    uint32_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      acc0 = dot16_full<kDotprod>(acc0, vld1q_s8(q + i), vld1q_s8(kr + i));
+      acc1 = dot16_full<kDotprod>(acc1, vld1q_s8(q + i + 16), vld1q_s8(kr + i + 16));
+    }
+    if (i + 16 <= n) {
+      acc0 = dot16_full<kDotprod>(acc0, vld1q_s8(q + i), vld1q_s8(kr + i));
+      i += 16;
+    }
+    int32_t sum = vaddvq_s32(vaddq_s32(acc0, acc1));
+    for (; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
+    out[r] = sum;
+  }
+}
+
+}  // namespace neon
+}  // namespace
+}  // namespace cact::kernels
+
+#endif  // aarch64 NEON

@@ -1,0 +1,121 @@
+#pragma once
+// Portable pieces shared by the SIMD tables (private to kernels/). This header
+// is included by translation units built with ISA flags (avx2.cpp, neon*.cpp),
+// so everything here has internal linkage (anonymous namespace) and uses no
+// std:: template another translation unit could also instantiate: the linker
+// keeps one copy of a weak symbol, and an ISA-flagged copy must never be the
+// one the scalar path calls. See docs/KERNELS.md "Dispatch".
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "cact/codec.h"
+#include "cact/kernels.h"
+
+namespace cact::kernels {
+
+// Storage of QuantizedActivations, defined in simd_select.cpp (baseline
+// flags) so that no ISA-flagged translation unit instantiates std::vector
+// members (at -O0 they are emitted as weak symbols).
+const int8_t* activation_q(const QuantizedActivations& a);
+int8_t* activation_q(QuantizedActivations& a);
+const float* activation_scale(const QuantizedActivations& a);
+float* activation_scale(QuantizedActivations& a);
+
+namespace {
+
+constexpr uint32_t kSimdGroup = codec::kGroup;  // the SIMD paths handle group 128 only
+
+// Per-thread scratch (permuted activations, per-tile factors): raw aligned
+// operator new, grows only.
+struct SimdScratch {
+  void* data = nullptr;
+  size_t size = 0;
+  SimdScratch() = default;
+  SimdScratch(const SimdScratch&) = delete;
+  SimdScratch& operator=(const SimdScratch&) = delete;
+  ~SimdScratch() { release(); }
+  void release() {
+    if (data != nullptr) ::operator delete(data, std::align_val_t(64));
+    data = nullptr;
+    size = 0;
+  }
+  void* get(size_t bytes) {
+    if (bytes > size) {
+      release();
+      data = ::operator new(bytes, std::align_val_t(64));
+      size = bytes;
+    }
+    return data;
+  }
+};
+
+inline size_t round_up64(size_t n) { return (n + 63) & ~size_t(63); }
+
+// Column order of one group for an unpacker: position j of its concatenated
+// code registers holds column perm[j].
+struct GroupLayout {
+  uint8_t perm[kSimdGroup];
+};
+
+// Derive the layout of an unpacker by running it: pack the column numbers
+// w bits at a time (LSB-first, FORMAT.md "CQ blob"), unpack, reassemble.
+// `codes(packed, out128)` writes the 128 codes in register order.
+template <uint32_t kIndexBits, class Codes>
+GroupLayout derive_group_layout(Codes codes) {
+  GroupLayout layout{};
+  for (uint32_t shift = 0; shift < 7; shift += kIndexBits) {
+    alignas(64) uint8_t packed[64] = {};
+    for (uint32_t col = 0; col < kSimdGroup; ++col) {
+      const uint32_t code = (col >> shift) & ((1u << kIndexBits) - 1);
+      const uint32_t bit = col * kIndexBits;
+      packed[bit / 8] = uint8_t(packed[bit / 8] | (code << (bit % 8)));
+      if (bit % 8 + kIndexBits > 8) packed[bit / 8 + 1] = uint8_t(packed[bit / 8 + 1] | (code >> (8 - bit % 8)));
+    }
+    alignas(64) uint8_t got[kSimdGroup];
+    codes(packed, got);
+    for (uint32_t j = 0; j < kSimdGroup; ++j) layout.perm[j] = uint8_t(layout.perm[j] | (got[j] << shift));
+  }
+  return layout;
+}
+
+// The 16-entry lookup table by packed code: the int8 entries themselves, or
+// for ternary the crumb order 0,1,2,3 -> trit 1,2,(invalid, read as 1),0 —
+// exactly what the scalar oracle does with the invalid crumb.
+inline void code_table(const Int8Codebook& cb, uint32_t bits, int8_t table[16]) {
+  std::memcpy(table, cb.q, 16);
+  if (bits == codec::kTernary) {
+    table[0] = cb.q[1];
+    table[1] = cb.q[2];
+    table[2] = cb.q[1];
+    table[3] = cb.q[0];
+  }
+}
+
+// Shapes the SIMD cq_matmul handles; anything else goes to the scalar oracle.
+// `no_minus128`: the kernel needs |entry| <= 127 (int16 pair sums).
+inline bool simd_matmul_ok(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+                           bool no_minus128) {
+  bool ok = w.group == kSimdGroup && a.group == kSimdGroup && a.in_pad == w.in_pad && codec::valid_bits(w.bits);
+  if (no_minus128) {
+    for (int i = 0; i < 16; ++i) ok = ok && cb.q[i] != -128;
+  }
+  return ok;
+}
+
+// Copy the activations into the unpacker's column order, group by group.
+inline void permute_activations(const QuantizedActivations& a, const GroupLayout& layout, int8_t* out) {
+  const uint32_t groups = a.in_pad / kSimdGroup;
+  for (uint32_t v = 0; v < a.count; ++v) {
+    for (uint32_t g = 0; g < groups; ++g) {
+      const size_t base = (size_t(v) * groups + g) * kSimdGroup;
+      const int8_t* s = activation_q(a) + base;
+      int8_t* d = out + base;
+      for (uint32_t j = 0; j < kSimdGroup; ++j) d[j] = s[layout.perm[j]];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cact::kernels
