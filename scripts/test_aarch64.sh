@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Cross-build the codec + kernels for Linux/aarch64 and run their tests under
+# qemu-user: once with `-cpu max` (tables scalar, neon, neon-dotprod) and once
+# with `-cpu cortex-a53` (no dot product: the dispatch must leave neon-dotprod
+# out). Also audits the ISA-flagged kernel objects for weak symbols (see
+# docs/KERNELS.md "Dispatch"). Takes a few minutes on 2 cores.
+#
+#   scripts/test_aarch64.sh            # build dir build-arm/, -j2
+#   BUILD_DIR=/tmp/arm JOBS=4 scripts/test_aarch64.sh
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build-arm}
+jobs=${JOBS:-2}
+
+missing=()
+command -v aarch64-linux-gnu-g++ >/dev/null || missing+=(g++-aarch64-linux-gnu)
+command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
+command -v ninja >/dev/null || missing+=(ninja-build)
+if ((${#missing[@]})); then
+  if [[ $(id -u) == 0 ]]; then
+    apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"
+  else
+    echo "test_aarch64: missing ${missing[*]}; run as root to install them" >&2
+    exit 1
+  fi
+fi
+
+echo "== configure ($build)"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" -DCACT_KERNELS_ONLY=ON >/dev/null
+
+targets=()
+for t in test_codec test_kernels; do
+  if cmake --build "$build" --target help | grep -q "^$t:"; then targets+=("$t"); fi
+done
+echo "== build ${targets[*]}"
+cmake --build "$build" -j"$jobs" --target "${targets[@]}"
+
+echo "== weak-symbol audit of the ISA-flagged kernel objects (-O0, where nothing is inlined)"
+audit() {  # compiler, flags..., source
+  local cxx=$1 src=${*: -1} obj
+  obj=$(mktemp --suffix=.o)
+  "$cxx" -std=c++20 -O0 "${@:2:$#-2}" -I"$root/libcact/include" -I"$root/libcact/src" -c "$src" -o "$obj"
+  local weak
+  weak=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[WVu]$/ && $3 !~ /^DW\.ref\./' || true)
+  rm -f "$obj"
+  if [[ -n $weak ]]; then
+    echo "FAIL: $src defines weak symbols another translation unit could bind to:" >&2
+    echo "$weak" >&2
+    return 1
+  fi
+  echo "ok   $(basename "$src") $*" | cut -c1-60
+}
+k=$root/libcact/src/kernels
+audit aarch64-linux-gnu-g++ "$k/neon.cpp"
+audit aarch64-linux-gnu-g++ -march=armv8.2-a+dotprod "$k/neon_dotprod.cpp"
+if command -v g++ >/dev/null && [[ $(uname -m) == x86_64 ]]; then
+  audit g++ -mavx2 -mf16c "$k/avx2.cpp"
+fi
+
+status=0
+for cpu in max cortex-a53; do
+  for t in "${targets[@]}"; do
+    echo "== qemu-aarch64 -cpu $cpu $t"
+    if ! qemu-aarch64 -cpu "$cpu" "$build/tests/$t"; then
+      echo "FAILED: $t on -cpu $cpu" >&2
+      status=1
+    fi
+  done
+done
+exit $status
