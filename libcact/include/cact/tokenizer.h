@@ -57,7 +57,7 @@ class StreamDecoder {
  public:
   explicit StreamDecoder(const Tokenizer& tok) : tok_(&tok) {}
   std::string push(int32_t id);
-  std::string finish();  // flushes anything held (invalid bytes become U+FFFD)
+  std::string finish();  // flushes anything held (invalid bytes become U+FFFD); then a new stream starts
 
  private:
   const Tokenizer* tok_;
