@@ -1,0 +1,230 @@
+#pragma once
+// What each fuzz target does with one input, shared by the libFuzzer entry
+// points (fuzz/fuzz_*.cpp) and the regression replay in the normal test suite
+// (tests/container/fuzz_regressions.cpp). A harness returns normally when the
+// input was handled cleanly: accepted, or refused with a cact::Error. Anything
+// else (another exception, a failed invariant, a sanitizer report) is a bug.
+//
+// Invariants are checked with cact_fuzz_require, which aborts with a message so
+// that libFuzzer records the input as a crash.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cact/codec.h"
+#include "cact/error.h"
+#include "cact/model.h"
+#include "cact/spm_import.h"
+#include "cact/tokenizer.h"
+#include "cact/validate.h"
+
+#ifndef CACT_SOURCE_DIR
+#error "CACT_SOURCE_DIR must point at the source tree (models/ holds the golden tokenizer)"
+#endif
+
+namespace cact::fuzz {
+
+[[noreturn]] inline void invariant_failed(const char* what, const char* file, int line) {
+  std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", what, file, line);
+  std::abort();
+}
+#define cact_fuzz_require(cond) \
+  ((cond) ? (void)0 : ::cact::fuzz::invariant_failed(#cond, __FILE__, __LINE__))
+
+inline std::vector<uint8_t> read_all(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Upper bound on the elements a harness dequantises per input, so that one
+// execution stays in the millisecond range even for large valid archives.
+inline constexpr uint64_t kMaxTouchedElements = uint64_t(1) << 18;
+
+// --- archive: the full check, then every view of a file that passes --------
+inline void archive(std::span<const uint8_t> bytes) {
+  std::optional<Model> loaded;
+  try {
+    loaded.emplace(Model::from_bytes(bytes));
+  } catch (const Error& e) {
+    // Refused: the checker must agree, with one-line messages.
+    const std::vector<std::string> problems = check_archive(bytes);
+    cact_fuzz_require(!problems.empty());
+    cact_fuzz_require(std::string_view(e.what()).starts_with(problems.front()));
+    for (const std::string& p : problems) {
+      cact_fuzz_require(!p.empty());
+      cact_fuzz_require(p.find('\n') == std::string::npos);
+    }
+    return;
+  }
+  // Accepted: everything the checks promise must be safe to touch.
+  const Model& m = *loaded;
+  cact_fuzz_require(m.records().size() == m.canon().size());
+  uint64_t touched = 0;
+  for (size_t i = 0; i < m.records().size(); ++i) {
+    const Record& r = m.record(i);
+    const auto blob = m.blob(i);
+    cact_fuzz_require(blob.size() == r.nbytes);
+    cact_fuzz_require(r.offset % kBlobAlign == 0 && r.offset + r.nbytes <= bytes.size());
+    (void)m.label(i);
+    if (r.dtype == Dtype::RAW) continue;
+    if (r.dtype == Dtype::CQ) {
+      // First and last row of every CQ matrix: the view's bounds are what matter.
+      const codec::CqMatrix cq = m.matrix(i);
+      const std::vector<float> cb = m.codebook_for(r.bits);
+      std::vector<float> row(cq.in);
+      codec::dequantize_row(cq, 0, cb, row.data());
+      codec::dequantize_row(cq, cq.out - 1, cb, row.data());
+      continue;
+    }
+    const uint64_t n = r.elements();
+    if (touched + n > kMaxTouchedElements) continue;
+    touched += n;
+    const std::vector<float> v = m.values(i);
+    cact_fuzz_require(v.size() == n);
+  }
+  const Tokenizer tok = Tokenizer::from_blob(m.tokenizer_blob());
+  cact_fuzz_require(tok.size() <= m.header().vocab);
+  for (int32_t id : tok.encode("Copyright (C) the free software, <0x41> \xE2\x96\x81 \xFF end")) {
+    cact_fuzz_require(id >= 0 && size_t(id) < tok.size());
+  }
+}
+
+// --- archive_layout: fuzz the header and directory of a real archive -------
+// The input overlays the start of fuzz/corpus/archive/micro-heads.cact (header,
+// codebooks, directory and the first blobs); the rest of the file is kept, so
+// most executions reach the record, canon and heads checks instead of dying at
+// a random tag. Seeds: the first bytes of the micro archives.
+inline const std::vector<uint8_t>& layout_base() {
+  static const std::vector<uint8_t> base =
+      read_all(std::filesystem::path(CACT_SOURCE_DIR) / "fuzz" / "corpus" / "archive" / "micro-heads.cact");
+  return base;
+}
+
+inline void archive_layout(std::span<const uint8_t> bytes) {
+  const std::vector<uint8_t>& base = layout_base();
+  std::vector<uint8_t> file(bytes.begin(), bytes.end());
+  if (file.size() < base.size()) file.insert(file.end(), base.begin() + std::ptrdiff_t(file.size()), base.end());
+  archive(file);
+}
+
+// --- tokenizer_blob: strict parse, then use the parsed tokenizer ------------
+inline void tokenizer_blob(std::span<const uint8_t> bytes) {
+  TokenizerModel model;
+  try {
+    model = parse_tokenizer_blob(bytes);
+  } catch (const Error&) {
+    return;
+  }
+  // A blob that parses must survive a round trip and every operation.
+  const std::vector<uint8_t> again = serialize_tokenizer(model);
+  cact_fuzz_require(again.size() == bytes.size());
+  cact_fuzz_require(std::equal(again.begin(), again.end(), bytes.begin()));
+  const Tokenizer tok(model);
+  const std::string_view samples[] = {"", " ", "hello world", "  two  spaces ", "\xC3\xA9t\xC3\xA9 \xF0\x9F\x98\x80",
+                                      "\x80\xFF bad", "<|im_start|>user\nhi<|im_end|>"};
+  for (std::string_view s : samples) {
+    const std::vector<int32_t> ids = tok.encode(s);
+    for (int32_t id : ids) cact_fuzz_require(id >= 0 && size_t(id) < tok.size());
+    (void)tok.decode(ids);
+  }
+  // Decoding arbitrary valid ids, one by one through the stream decoder too.
+  std::vector<int32_t> all;
+  for (size_t i = 0; i < tok.size() && i < 4096; ++i) all.push_back(int32_t(i));
+  (void)tok.decode(all);
+  StreamDecoder stream(tok);
+  for (int32_t id : all) (void)stream.push(id);
+  (void)stream.finish();
+}
+
+// --- tokenizer_encode: arbitrary bytes through the shipped tokenizer --------
+
+// The golden tokenizer: the RAW blob of models/license-tiny.cact.
+inline const Tokenizer& golden_tokenizer() {
+  static const Tokenizer tok = [] {
+    static const std::vector<uint8_t> file =
+        read_all(std::filesystem::path(CACT_SOURCE_DIR) / "models" / "license-tiny.cact");
+    const Model m = Model::from_bytes(file);
+    return Tokenizer::from_blob(m.tokenizer_blob());
+  }();
+  return tok;
+}
+
+// What decode(encode(x)) gives for any x (TOKENIZER.md): each byte that
+// starts no valid UTF-8 sequence becomes U+FFFD, U+2581 becomes a space.
+// Written independently of libcact's UTF-8 code.
+inline std::string round_trip_of(std::string_view x) {
+  std::string out;
+  size_t i = 0;
+  while (i < x.size()) {
+    const auto lead = static_cast<uint8_t>(x[i]);
+    size_t len = 0;
+    uint32_t cp = 0, lowest = 0;
+    if (lead < 0x80) {
+      len = 1, cp = lead;
+    } else if (lead >= 0xC0 && lead < 0xE0) {
+      len = 2, cp = lead & 0x1Fu, lowest = 0x80;
+    } else if (lead >= 0xE0 && lead < 0xF0) {
+      len = 3, cp = lead & 0x0Fu, lowest = 0x800;
+    } else if (lead >= 0xF0 && lead < 0xF8) {
+      len = 4, cp = lead & 0x07u, lowest = 0x10000;
+    }
+    bool valid = len > 0 && i + len <= x.size();
+    for (size_t k = 1; valid && k < len; ++k) {
+      const auto c = static_cast<uint8_t>(x[i + k]);
+      valid = (c & 0xC0) == 0x80;
+      cp = cp << 6 | (c & 0x3Fu);
+    }
+    valid = valid && cp >= lowest && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+    if (!valid) {
+      out += "\xEF\xBF\xBD";
+      i += 1;
+    } else {
+      if (cp == 0x2581) {
+        out += ' ';
+      } else {
+        out.append(x.substr(i, len));
+      }
+      i += len;
+    }
+  }
+  return out;
+}
+
+inline void tokenizer_encode(std::span<const uint8_t> bytes) {
+  const Tokenizer& tok = golden_tokenizer();
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const std::vector<int32_t> ids = tok.encode(text);
+  for (int32_t id : ids) cact_fuzz_require(id >= 0 && size_t(id) < tok.size());
+  cact_fuzz_require(tok.decode(ids) == round_trip_of(text));
+  // The streaming decoder gives the same text.
+  StreamDecoder stream(tok);
+  std::string streamed;
+  for (int32_t id : ids) streamed += stream.push(id);
+  streamed += stream.finish();
+  cact_fuzz_require(streamed == tok.decode(ids));
+}
+
+// --- spm_import: a SentencePiece ModelProto from an untrusted file ----------
+inline void spm_import(std::span<const uint8_t> bytes) {
+  TokenizerModel model;
+  try {
+    model = import_sentencepiece_proto(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "fuzz.model");
+  } catch (const Error&) {
+    return;
+  }
+  // An imported model is one the RAW format and the tokenizer accept.
+  const std::vector<uint8_t> blob = serialize_tokenizer(model);
+  const Tokenizer tok = Tokenizer::from_blob(blob);
+  for (int32_t id : tok.encode("hello world \xC3\xA9 \xFF")) cact_fuzz_require(id >= 0 && size_t(id) < tok.size());
+}
+
+}  // namespace cact::fuzz

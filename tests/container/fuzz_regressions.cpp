@@ -1,0 +1,78 @@
+// Replays, forever, every input in fuzz/regressions/<target>/ and the seed
+// corpora fuzz/corpus/<target>/ through the same harness code the libFuzzer
+// targets run (fuzz/harness.h). Each must be handled cleanly: accepted, or
+// refused with a cact::Error; an invariant failure aborts the test binary,
+// any other exception fails it. (The SentencePiece import target is replayed
+// by tests/text/fuzz_regressions_spm.cpp, which links cact_spm.)
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../../fuzz/harness.h"
+#include "container/malformed_cases.h"
+#include "support/test_paths.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> inputs_of(const std::string& target) {
+  std::vector<fs::path> files;
+  for (const char* kind : {"regressions", "corpus"}) {
+    const fs::path dir = cact::test::source_dir() / "fuzz" / kind / target;
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.is_regular_file() && e.path().filename().string().front() != '.') files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+size_t replay(const std::string& target, const std::function<void(std::span<const uint8_t>)>& harness) {
+  const std::vector<fs::path> files = inputs_of(target);
+  for (const fs::path& f : files) {
+    CAPTURE(f.string());
+    const std::vector<uint8_t> bytes = cact::fuzz::read_all(f);
+    CHECK_NOTHROW(harness(bytes));
+  }
+  return files.size();
+}
+
+}  // namespace
+
+TEST_CASE("fuzz regressions: archive") {
+  CHECK(replay("archive", cact::fuzz::archive) >= 1);
+}
+
+TEST_CASE("fuzz regressions: archive_layout") {
+  CHECK(replay("archive_layout", cact::fuzz::archive_layout) >= 1);
+}
+
+TEST_CASE("fuzz regressions: tokenizer_blob") {
+  CHECK(replay("tokenizer_blob", cact::fuzz::tokenizer_blob) >= 1);
+}
+
+TEST_CASE("fuzz regressions: tokenizer_encode") {
+  CHECK(replay("tokenizer_encode", cact::fuzz::tokenizer_encode) >= 1);
+}
+
+TEST_CASE("fuzz harness: the malformed table and the pristine archive are handled cleanly") {
+  using namespace cact::test::malformed;
+  CHECK_NOTHROW(cact::fuzz::archive(tiny()));
+  for (const Case& c : all_cases()) {
+    CAPTURE(c.name);
+    CHECK_NOTHROW(cact::fuzz::archive(c.bytes));
+  }
+}
+
+TEST_CASE("fuzz harness: round trip of the golden tokenizer on hand-picked text") {
+  for (std::string_view s : {"", " ", "a", "  x  ", "\xE2\x96\x81", "\xE2\x96", "caf\xC3\xA9", "\xFF\xFE", "<|im_end|>"}) {
+    CAPTURE(s);
+    CHECK_NOTHROW(cact::fuzz::tokenizer_encode({reinterpret_cast<const uint8_t*>(s.data()), s.size()}));
+  }
+}
