@@ -1,0 +1,95 @@
+// Attention_l over a chunk (MODEL.md "Attention_l"): projections from one
+// prepared input, causal q/k/v taps, per-head zero-centred norms, rotate-half
+// RoPE, the KV cache write, GQA attention over the visible positions, the
+// sigmoid output gate and out_proj.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/forward.h"
+#include "engine/ops.h"
+
+namespace cact::engine {
+
+uint32_t Visibility::ranges(uint32_t t, bool global, PosRange out[2]) const {
+  const uint32_t lo_win = (!global && sliding_window > 0 && t + 1 > sliding_window) ? t + 1 - sliding_window : 0;
+  if (span == 0) {
+    out[0] = {lo_win, t};
+    return 1;
+  }
+  const uint32_t lo_kv = t + 1 > span ? t + 1 - span : 0;
+  uint32_t count = 0;
+  const uint32_t sink_end = std::min(sinks, lo_kv);  // pinned positions the span dropped
+  if (sink_end > lo_win) out[count++] = {lo_win, sink_end - 1};
+  out[count++] = {std::max(lo_win, lo_kv), t};
+  return count;
+}
+
+namespace {
+// Rotate-half RoPE of one head in place.
+void rope(float* x, uint32_t dq, const float* cosv, const float* sinv) {
+  const uint32_t half = dq / 2;
+  for (uint32_t i = 0; i < half; ++i) {
+    const float a = x[i], b = x[i + half];
+    x[i] = a * cosv[i] - b * sinv[i];
+    x[i + half] = b * cosv[i] + a * sinv[i];
+  }
+}
+}  // namespace
+
+void Forward::attention(uint32_t l, uint32_t count) {
+  const Weights& w = *w_;
+  const Geometry& g = w.g;
+  const LayerWeights& lw = w.layers[l];
+  LayerState& st = layers_[l];
+  Workspace& ws = ws_;
+  const uint32_t qdim = g.qdim(), kdim = g.kdim(), vdim = g.vdim(), odim = g.odim(), half = g.dq / 2;
+
+  // q, k, v and the gate all read the same prepared a = norm(u; norm_in).
+  linear_.load(ws.in_a, ws.a.data(), g.D, count);
+  if (g.T > 0) {
+    linear_.apply(ws.in_a, lw.q_proj, st.q.input(), qdim);
+    linear_.apply(ws.in_a, lw.k_proj, st.k.input(), kdim);
+    linear_.apply(ws.in_a, lw.v_proj, st.v.input(), vdim);
+    st.q.run(lw.q_taps.data(), count, ws.q.data());
+    st.k.run(lw.k_taps.data(), count, ws.k.data());
+    st.v.run(lw.v_taps.data(), count, ws.v.data());
+  } else {
+    linear_.apply(ws.in_a, lw.q_proj, ws.q.data(), qdim);
+    linear_.apply(ws.in_a, lw.k_proj, ws.k.data(), kdim);
+    linear_.apply(ws.in_a, lw.v_proj, ws.v.data(), vdim);
+  }
+  linear_.apply(ws.in_a, lw.gate_proj, ws.gate.data(), odim);
+
+  for (uint32_t c = 0; c < count; ++c) {
+    const float* cosv = ws.rope_cos.data() + size_t(c) * half;
+    const float* sinv = ws.rope_sin.data() + size_t(c) * half;
+    for (uint32_t h = 0; h < g.H; ++h) {
+      float* qh = ws.q.data() + size_t(c) * qdim + size_t(h) * g.dq;
+      zc_norm(qh, lw.q_norm.data(), g.dq, qh);
+      rope(qh, g.dq, cosv, sinv);
+    }
+    for (uint32_t h = 0; h < g.K; ++h) {
+      float* kh = ws.k.data() + size_t(c) * kdim + size_t(h) * g.dq;
+      zc_norm(kh, lw.k_norm.data(), g.dq, kh);
+      rope(kh, g.dq, cosv, sinv);
+    }
+    st.cache.write(pos_ + c, ws.k.data() + size_t(c) * kdim, ws.v.data() + size_t(c) * vdim);
+  }
+
+  const uint32_t group = g.H / g.K;
+  for (uint32_t c = 0; c < count; ++c) {
+    PosRange ranges[2];
+    const uint32_t nr = vis_.ranges(pos_ + c, lw.global, ranges);
+    float* att = ws.att.data() + size_t(c) * odim;
+    for (uint32_t h = 0; h < g.H; ++h) {
+      st.cache.attend(ws.q.data() + size_t(c) * qdim + size_t(h) * g.dq, h / group, {ranges, nr},
+                      att + size_t(h) * g.dv, ws.attend);
+    }
+    const float* gate = ws.gate.data() + size_t(c) * odim;
+    for (uint32_t i = 0; i < odim; ++i) att[i] *= sigmoid(gate[i]);
+  }
+  linear_.load(ws.in_o, ws.att.data(), odim, count);
+  linear_.apply(ws.in_o, lw.out_proj, ws.z.data(), g.D);
+}
+
+}  // namespace cact::engine

@@ -1,0 +1,29 @@
+#pragma once
+// Causal depthwise convolution over positions with a history ring:
+//   out_t = Σ_{j<taps} w[j] ⊙ x_{t - j·dil}   (x before position 0 is zero).
+// The working buffer is [(taps-1)·dil history rows | up to max_chunk new rows];
+// the caller writes a chunk's pre-conv rows into input(), run() produces the
+// outputs and slides the last (taps-1)·dil rows to the front for the next chunk.
+// Used for the q/k/v taps (dil 1) and the engram value conv (dil = engram_conv_dilation).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cact::engine {
+
+class CausalConv {
+ public:
+  void init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk);
+  void reset();  // zero history (positions before 0)
+  float* input() { return buf_.data() + size_t(history_) * dim_; }
+  // w is [taps][dim]; out is [count][dim]; count <= max_chunk.
+  void run(const float* w, uint32_t count, float* out);
+  uint32_t history_rows() const { return history_; }
+  size_t bytes() const { return buf_.capacity() * sizeof(float); }
+
+ private:
+  uint32_t dim_ = 0, taps_ = 0, dil_ = 1, history_ = 0, max_chunk_ = 0;
+  std::vector<float> buf_;
+};
+
+}  // namespace cact::engine

@@ -1,0 +1,23 @@
+#pragma once
+// Engram memory (MODEL.md step 2 and "Engram site"): n-gram hashing of the
+// token history into table slots, the table-row gather, and the gated update
+// u += σ(rms(u)·rms(k)/sqrt(D)) · v'.
+#include <cstdint>
+
+#include "engine/linear.h"
+#include "engine/weights.h"
+
+namespace cact::engine {
+
+// Slots of every table for the token at position t. `tok` points at tok[t];
+// tok[-j] must be readable for j < min(max_order, t + 1). slots[e] is the row
+// slot of table e = oi·heads + h, or -1 when the n-gram reaches before position 0.
+void engram_slots(const Geometry& g, const int32_t* tok, uint32_t t, int32_t* slots);
+
+// e = concatenation over tables of the picked rows (sd wide; zeros when off).
+void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, Linear& linear, float* e);
+
+// u += α v' with α = σ(rms(u) · rms(k) / sqrt(D)).
+void engram_update(float* u, const float* k, const float* v_conv, uint32_t D);
+
+}  // namespace cact::engine

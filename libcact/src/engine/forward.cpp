@@ -1,0 +1,293 @@
+// The chunked forward pass (MODEL.md "Forward pass"): embedding, engram
+// slots, the mHC lanes around every block, final norm and the tied head.
+#include "engine/forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "cact/error.h"
+#include "engine/engram.h"
+#include "engine/mhc.h"
+#include "engine/ops.h"
+
+namespace cact::engine {
+
+namespace {
+template <typename T>
+size_t cap_bytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+}  // namespace
+
+size_t Workspace::bytes() const {
+  size_t b = cap_bytes(tokens) + cap_bytes(slots);
+  for (const auto* buf : {&lanes, &lanes_next, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
+                        &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &logits, &rope_cos, &rope_sin,
+                        &head_scores}) {
+    b += cap_bytes(*buf);
+  }
+  for (const LinearInput* in : {&in_nx, &in_e, &in_a, &in_o, &in_fin, &in_cell}) b += in->bytes();
+  return b + hada.bytes() + attend.bytes();
+}
+
+Forward::Forward(const Engine& engine, const SessionOptions& options)
+    : engine_(&engine), w_(&engine.weights()), linear_(engine.weights(), engine.numerics(), engine.kernels()) {
+  const Weights& w = *w_;
+  const Geometry& g = w.g;
+  untied_ = engine.model().canon().block_untied();
+  keep_cells_ = options.keep_cells;
+
+  context_ = options.context == 0 ? g.max_seq : options.context;
+  if (context_ > g.max_seq) {
+    fail("context " + std::to_string(context_) + " exceeds the archive's max_seq_len " + std::to_string(g.max_seq));
+  }
+  uint32_t span = g.kv_window;
+  if (span == 0) {
+    span = options.kv_window;
+  } else if (options.kv_window != 0 && options.kv_window != span) {
+    fail("kv_window " + std::to_string(options.kv_window) + " requested, but the archive fixes it at " +
+         std::to_string(span));
+  }
+  if (span >= context_) span = 0;  // the span never cuts anything off
+  vis_.span = span;
+  vis_.sinks = span > 0 ? std::min(options.sinks, context_) : 0;
+  vis_.sliding_window = g.sliding_window;
+  max_chunk_ = std::clamp<uint32_t>(options.max_chunk, 1, context_);
+  const uint32_t C = max_chunk_;
+
+  // KV caches: pinned sinks + a ring as wide as the layer can see, plus the
+  // chunk's write-ahead (C - 1 rows), never more than the context needs.
+  const KvFormat format = engine.numerics() == Numerics::reference ? KvFormat::f32
+                          : g.kv_bits == 8                          ? KvFormat::int8
+                                                                    : KvFormat::cq;
+  const uint32_t pinned = vis_.sinks;
+  uint32_t widest = 0;
+  layers_.resize(g.L);
+  for (uint32_t l = 0; l < g.L; ++l) {
+    LayerState& s = layers_[l];
+    uint32_t see = context_;
+    if (!w.layers[l].global && g.sliding_window > 0) see = std::min(see, g.sliding_window);
+    if (span > 0) see = std::min(see, span);
+    const uint32_t ring = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(see) + C - 1, context_ - pinned)));
+    s.cache.init(format, g.K, g.dq, g.dv, pinned, ring, g.kv_bits, w.kv_codebook, &engine.kernels());
+    widest = std::max(widest, pinned + ring);
+    if (g.T > 0) {
+      s.q.init(g.qdim(), g.T, 1, C);
+      s.k.init(g.kdim(), g.T, 1, C);
+      s.v.init(g.vdim(), g.T, 1, C);
+    }
+  }
+  sites_.resize(w.sites.size());
+  for (SiteState& s : sites_) s.value.init(g.D, g.etaps, g.edil, C);
+  uint32_t head_rows = 0;
+  for (const HeadWeights& h : w.heads) {
+    pools_.emplace_back();
+    pools_.back().init(h, g);
+    head_rows = std::max(head_rows, g.cell_rows() * h.k);
+  }
+
+  history_ = g.max_order > 0 ? g.max_order - 1 : 0;
+  Workspace& ws = ws_;
+  const size_t D = g.D, n = g.n, L = g.L;
+  ws.tokens.assign(history_ + C, 0);
+  ws.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
+  ws.lanes.assign(C * n * D, 0.0f);
+  ws.lanes_next.assign(n * D, 0.0f);
+  ws.nx.assign(C * n * D, 0.0f);
+  ws.pre.assign(C * L * n, 0.0f);
+  ws.post.assign(C * L * n, 0.0f);
+  ws.res.assign(C * L * n * n, 0.0f);
+  ws.hpre.assign(C * n, 0.0f);
+  ws.hpost.assign(C * n, 0.0f);
+  ws.mix.assign(C * n * n, 0.0f);
+  for (auto* v : {&ws.u, &ws.u_in, &ws.ek, &ws.ev, &ws.a, &ws.z, &ws.m, &ws.fin}) v->assign(C * D, 0.0f);
+  ws.e.assign(size_t(C) * g.E * g.sd, 0.0f);
+  ws.q.assign(size_t(C) * g.qdim(), 0.0f);
+  ws.k.assign(size_t(C) * g.kdim(), 0.0f);
+  ws.v.assign(size_t(C) * g.vdim(), 0.0f);
+  ws.gate.assign(size_t(C) * g.odim(), 0.0f);
+  ws.att.assign(size_t(C) * g.odim(), 0.0f);
+  ws.mlp.assign(D, 0.0f);
+  ws.cells.assign(C * (L + 1) * D, 0.0f);
+  ws.logits.assign(size_t(C) * g.out_rows, 0.0f);
+  ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
+  ws.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
+  ws.head_scores.assign(head_rows, 0.0f);
+  linear_.reserve(ws.in_nx, g.n * g.D, C);
+  linear_.reserve(ws.in_e, g.E * g.sd, C);
+  linear_.reserve(ws.in_a, g.D, C);
+  linear_.reserve(ws.in_o, g.odim(), C);
+  linear_.reserve(ws.in_fin, g.D, C);
+  linear_.reserve(ws.in_cell, g.D, 1);
+  ws.hada.reserve(g.N);
+  ws.attend.reserve(widest, g.dq, g.dv);
+  last_logits_.assign(g.out_rows, 0.0f);
+  reset();
+}
+
+void Forward::reset() {
+  pos_ = 0;
+  has_logits_ = false;
+  for (LayerState& s : layers_) {
+    s.q.reset();
+    s.k.reset();
+    s.v.reset();
+  }
+  for (SiteState& s : sites_) s.value.reset();
+  for (HeadPool& p : pools_) p.reset();
+  std::fill(ws_.tokens.begin(), ws_.tokens.end(), 0);
+  kept_cells_.clear();
+}
+
+const HeadPool* Forward::pool(HeadKind kind) const {
+  for (const HeadPool& p : pools_) {
+    if (p.weights().kind == kind) return &p;
+  }
+  return nullptr;
+}
+
+size_t Forward::bytes() const {
+  size_t b = ws_.bytes() + linear_.bytes() + last_logits_.capacity() * sizeof(float);
+  for (const LayerState& s : layers_) b += s.cache.bytes() + s.q.bytes() + s.k.bytes() + s.v.bytes();
+  for (const SiteState& s : sites_) b += s.value.bytes();
+  for (const HeadPool& p : pools_) b += p.bytes();
+  return b;
+}
+
+void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
+  const Weights& w = *w_;
+  const Geometry& g = w.g;
+  Workspace& ws = ws_;
+  if (count == 0 || count > max_chunk_ || pos_ + count > context_) fail("internal: chunk does not fit the state");
+  const size_t D = g.D, n = g.n, L = g.L, rows = L + 1;
+
+  // Token history, engram slots, embedding, RoPE tables.
+  const double scale = std::sqrt(double(D));
+  for (uint32_t c = 0; c < count; ++c) {
+    const int32_t tok = tokens[c];
+    ws.tokens[history_ + c] = tok;
+    if (!w.sites.empty()) engram_slots(g, ws.tokens.data() + history_ + c, pos_ + c, ws.slots.data() + size_t(c) * g.E);
+    float* x0 = ws.cells.data() + size_t(c) * rows * D;
+    linear_.row(w.embedding, uint32_t(tok), x0);
+    for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
+    for (size_t j = 0; j < n; ++j) std::memcpy(ws.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
+    for (uint32_t i = 0; i < g.dq / 2; ++i) {
+      const double angle = double(pos_ + c) * w.rope_freq[i];
+      ws.rope_cos[size_t(c) * g.dq / 2 + i] = float(std::cos(angle));
+      ws.rope_sin[size_t(c) * g.dq / 2 + i] = float(std::sin(angle));
+    }
+  }
+
+  for (uint32_t l = 0; l < g.L; ++l) layer(l, count);
+
+  // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
+  const uint32_t first = all_logits != nullptr ? 0 : count - 1;
+  for (uint32_t c = first; c < count; ++c) {
+    zc_norm(ws.cells.data() + (size_t(c) * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + size_t(c) * D);
+  }
+  linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first);
+  linear_.apply(ws.in_fin, w.embedding, 0, g.out_rows, ws.logits.data(), g.out_rows);
+  std::memcpy(last_logits_.data(), ws.logits.data() + size_t(count - 1 - first) * g.out_rows,
+              g.out_rows * sizeof(float));
+  if (all_logits != nullptr) std::memcpy(all_logits, ws.logits.data(), size_t(count) * g.out_rows * sizeof(float));
+  has_logits_ = true;
+
+  for (uint32_t c = 0; c < count; ++c) {
+    const float* cells = ws.cells.data() + size_t(c) * rows * D;
+    for (HeadPool& p : pools_) p.add(cells, linear_, ws.in_cell, ws.head_scores);
+  }
+  if (keep_cells_) kept_cells_.insert(kept_cells_.end(), ws.cells.begin(), ws.cells.begin() + size_t(count) * rows * D);
+
+  // Slide the token history.
+  if (history_ > 0) std::memmove(ws.tokens.data(), ws.tokens.data() + count, history_ * sizeof(int32_t));
+  pos_ += count;
+}
+
+void Forward::layer(uint32_t l, uint32_t count) {
+  const Weights& w = *w_;
+  const Geometry& g = w.g;
+  const LayerWeights& lw = w.layers[l];
+  Workspace& ws = ws_;
+  const size_t D = g.D, n = g.n, L = g.L, nD = n * D, rows = L + 1;
+
+  // mHC: one rms-normalised concat of the lanes, read by the three Φ matrices.
+  for (uint32_t c = 0; c < count; ++c) rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD);
+  linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count);
+  linear_.apply(ws.in_nx, w.phi_pre, uint32_t(l * n), uint32_t((l + 1) * n), ws.pre.data(), L * n);
+  linear_.apply(ws.in_nx, w.phi_post, uint32_t(l * n), uint32_t((l + 1) * n), ws.post.data(), L * n);
+  linear_.apply(ws.in_nx, w.phi_res, uint32_t(l * n * n), uint32_t((l + 1) * n * n), ws.res.data(), L * n * n);
+  for (uint32_t c = 0; c < count; ++c) {
+    MhcCoefficients co{ws.hpre.data() + c * n, ws.hpost.data() + c * n, ws.mix.data() + c * n * n};
+    mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
+                     ws.res.data() + c * L * n * n + l * n * n, co);
+    const float* X = ws.lanes.data() + c * nD;
+    float* u = ws.u.data() + c * D;
+    for (size_t i = 0; i < D; ++i) {
+      double s = 0.0;
+      for (size_t j = 0; j < n; ++j) s += double(co.hpre[j]) * double(X[j * D + i]);
+      u[i] = float(s);
+    }
+    std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
+  }
+
+  // Block_l(u).
+  if (lw.site >= 0) engram(uint32_t(lw.site), count);
+  for (uint32_t c = 0; c < count; ++c) zc_norm(ws.u.data() + c * D, lw.norm_in.data(), D, ws.a.data() + c * D);
+  attention(l, count);
+  for (uint32_t c = 0; c < count; ++c) {
+    float* u = ws.u.data() + c * D;
+    float* tmp = ws.m.data() + c * D;
+    zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, tmp);
+    for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * tmp[i];
+    zc_norm(u, lw.pre_hada.data(), D, tmp);
+    hadamard_mlp(w, l, untied_, tmp, ws.mlp.data(), ws.hada);
+    for (size_t i = 0; i < D; ++i) u[i] += ws.mlp[i];
+  }
+
+  // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
+  for (uint32_t c = 0; c < count; ++c) {
+    float* X = ws.lanes.data() + c * nD;
+    const float* P = ws.mix.data() + c * n * n;
+    const float* hpost = ws.hpost.data() + c * n;
+    const float* u = ws.u.data() + c * D;
+    const float* u_in = ws.u_in.data() + c * D;
+    float* next = ws.lanes_next.data();
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t d = 0; d < D; ++d) {
+        double s = double(hpost[i]) * (double(u[d]) - double(u_in[d]));
+        for (size_t j = 0; j < n; ++j) s += double(P[i * n + j]) * double(X[j * D + d]);
+        next[i * D + d] = float(s);
+      }
+    }
+    std::memcpy(X, next, nD * sizeof(float));
+    float* cell = ws.cells.data() + (c * rows + l + 1) * D;
+    for (size_t d = 0; d < D; ++d) {
+      double s = 0.0;
+      for (size_t j = 0; j < n; ++j) s += double(X[j * D + d]);
+      cell[d] = float(s / double(n));
+    }
+  }
+}
+
+void Forward::engram(uint32_t site, uint32_t count) {
+  const Weights& w = *w_;
+  const Geometry& g = w.g;
+  const SiteWeights& sw = w.sites[site];
+  Workspace& ws = ws_;
+  const size_t D = g.D, width = size_t(g.E) * g.sd;
+  for (uint32_t c = 0; c < count; ++c) {
+    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width);
+  }
+  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count);
+  linear_.apply(ws.in_e, sw.key_proj, ws.ek.data(), D);
+  CausalConv& conv = sites_[site].value;
+  linear_.apply(ws.in_e, sw.value_proj, conv.input(), D);
+  conv.run(sw.taps.data(), count, ws.ev.data());
+  for (uint32_t c = 0; c < count; ++c) {
+    engram_update(ws.u.data() + c * D, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
+  }
+}
+
+}  // namespace cact::engine

@@ -1,0 +1,92 @@
+#pragma once
+// The forward pass of a chunk of tokens, layer-major (every token of the chunk
+// goes through block l before block l+1), and the decoding state it carries
+// between chunks. A chunk of one token is incremental decoding; a chunk of the
+// whole prompt is a full-sequence forward. All buffers are sized once, in the
+// constructor, from the geometry, the span and max_chunk: run() never allocates
+// (except keep_cells, a test/debug option).
+#include <cstdint>
+#include <vector>
+
+#include "cact/engine.h"
+#include "engine/conv.h"
+#include "engine/hadamard_mlp.h"
+#include "engine/heads.h"
+#include "engine/kv_cache.h"
+#include "engine/linear.h"
+#include "engine/weights.h"
+
+namespace cact::engine {
+
+// Which positions a query may see (MODEL.md Attention_l and kv_window).
+struct Visibility {
+  uint32_t sliding_window = 0;  // local layers only; 0 = none
+  uint32_t span = 0;            // kv_window in effect; 0 = none
+  uint32_t sinks = 0;           // pinned prefix kept through the span
+  // Up to two ascending ranges for query t (sinks first). Returns the count.
+  uint32_t ranges(uint32_t t, bool global, PosRange out[2]) const;
+};
+
+struct LayerState {
+  CausalConv q, k, v;  // pre-conv rings (T > 0)
+  KvCache cache;
+};
+
+struct SiteState {
+  CausalConv value;  // pre-conv engram values, dilation engram_conv_dilation
+};
+
+// Chunk working buffers ([count][width] row-major).
+struct Workspace {
+  std::vector<int32_t> tokens;  // [max_order-1 history | chunk]
+  std::vector<int32_t> slots;   // [C][E]
+  std::vector<float> lanes, lanes_next, nx, pre, post, res, hpre, hpost, mix;
+  std::vector<float> u, u_in, e, ek, ev, a, q, k, v, gate, att, z, m, mlp, fin, cells, logits;
+  std::vector<float> rope_cos, rope_sin, head_scores;
+  LinearInput in_nx, in_e, in_a, in_o, in_fin, in_cell;
+  HadaScratch hada;
+  AttendScratch attend;
+  size_t bytes() const;
+};
+
+class Forward {
+ public:
+  Forward(const Engine& engine, const SessionOptions& options);
+  void reset();
+  // Feed `count` tokens (1..max_chunk) at positions position()...; logits of
+  // the last token, or of every token into all_logits ([count][out_rows]).
+  void run(const int32_t* tokens, uint32_t count, float* all_logits);
+
+  uint32_t position() const { return pos_; }
+  uint32_t context() const { return context_; }
+  uint32_t max_chunk() const { return max_chunk_; }
+  const Visibility& visibility() const { return vis_; }
+  const std::vector<float>& last_logits() const { return last_logits_; }
+  bool has_logits() const { return has_logits_; }
+  const std::vector<float>& kept_cells() const { return kept_cells_; }
+  const HeadPool* pool(HeadKind kind) const;
+  Linear& linear() { return linear_; }
+  size_t bytes() const;
+
+ private:
+  void layer(uint32_t l, uint32_t count);
+  void engram(uint32_t site, uint32_t count);
+  void attention(uint32_t l, uint32_t count);
+
+  const Engine* engine_;
+  const Weights* w_;
+  Linear linear_;
+  bool untied_ = false;
+  bool keep_cells_ = false;
+  uint32_t context_ = 0, max_chunk_ = 0, pos_ = 0, history_ = 0;
+  Visibility vis_;
+  std::vector<LayerState> layers_;
+  std::vector<SiteState> sites_;
+  std::vector<HeadPool> pools_;
+  Workspace ws_;
+  std::vector<float> last_logits_;
+  bool has_logits_ = false;
+  std::vector<float> kept_cells_;
+};
+
+}  // namespace cact::engine

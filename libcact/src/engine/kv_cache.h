@@ -1,0 +1,84 @@
+#pragma once
+// One layer's KV cache and the attention of one query head over it.
+//
+// Storage rows: a pinned area for positions [0, pinned) (the sinks), then a
+// ring of `ring` rows for positions >= pinned (row = pinned + (pos - pinned) % ring).
+// Layout is head-major ([kv_head][row][dim]) so that one head's keys are one
+// strided run for KernelTable::int8_dots.
+//
+// Element formats (MODEL.md "Decoding state and numerics"):
+//   f32  - reference numerics: the float vectors as computed;
+//   int8 - one symmetric absmax scale per (position, head): scale = absmax/127,
+//          round to nearest, clamp [-128, 127]; the query is quantised the same
+//          way per head and scores are integer dot products;
+//   cq   - kv_bits 2/3/4: per (position, head) groups of 64 (zero-padded),
+//          order-64 Hadamard rotation, FP16 norm, nearest entry of the width's
+//          codebook rescaled to group 64. Scores and value sums are taken in the
+//          rotated domain (H is orthogonal), so nothing is dequantised per row.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cact/kernels.h"
+
+namespace cact::engine {
+
+enum class KvFormat : uint8_t { f32, int8, cq };
+
+// An inclusive range of positions to attend to.
+struct PosRange {
+  uint32_t first = 0, last = 0;
+  uint32_t size() const { return last - first + 1; }
+};
+
+// Per-call scratch of attend(), sized once by the session.
+struct AttendScratch {
+  std::vector<float> scores;   // one per visible position
+  std::vector<int32_t> dots;   // int8 dot products
+  std::vector<int8_t> q8;      // quantised query
+  std::vector<float> rotated;  // cq: rotated query / value accumulator
+  std::vector<uint8_t> idx;    // cq: unpacked indices of one group
+  void reserve(uint32_t positions, uint32_t dq, uint32_t dv);
+  size_t bytes() const;
+};
+
+class KvCache {
+ public:
+  static constexpr uint32_t kCqGroup = 64;
+
+  void init(KvFormat format, uint32_t kv_heads, uint32_t dq, uint32_t dv, uint32_t pinned, uint32_t ring,
+            uint32_t cq_bits, std::span<const float> cq_codebook, const kernels::KernelTable* kernels);
+  uint32_t pinned() const { return pinned_; }
+  uint32_t ring() const { return ring_; }
+  uint32_t rows() const { return pinned_ + ring_; }
+  uint32_t row_of(uint32_t pos) const { return pos < pinned_ ? pos : pinned_ + (pos - pinned_) % ring_; }
+
+  // Store position `pos`: k is [kv_heads][dq] (normed, roped), v is [kv_heads][dv].
+  void write(uint32_t pos, const float* k, const float* v);
+  // out[dv] = Σ softmax(q·k_s / sqrt(dq)) v_s over the positions of `ranges`
+  // (all of which must be stored and not overwritten), for KV head `kv_head`.
+  void attend(const float* q, uint32_t kv_head, std::span<const PosRange> ranges, float* out,
+              AttendScratch& scratch) const;
+  size_t bytes() const;
+
+ private:
+  template <typename F>
+  void for_each_segment(PosRange r, F&& f) const;
+  void quantize_cq(const float* x, uint32_t dim, uint8_t* packed, uint16_t* norms, float* scratch) const;
+
+  KvFormat format_ = KvFormat::f32;
+  uint32_t K_ = 0, dq_ = 0, dv_ = 0, pinned_ = 0, ring_ = 0;
+  const kernels::KernelTable* kernels_ = nullptr;
+  // f32
+  std::vector<float> kf_, vf_;
+  // int8
+  std::vector<int8_t> k8_, v8_;
+  std::vector<float> ks_, vs_;
+  // cq
+  uint32_t bits_ = 0, kgroups_ = 0, vgroups_ = 0, group_bytes_ = 0;
+  std::vector<float> codebook_;
+  std::vector<uint8_t> kc_, vc_;
+  std::vector<uint16_t> kn_, vn_;
+};
+
+}  // namespace cact::engine

@@ -1,0 +1,54 @@
+#pragma once
+// y = W x for CQ matrices, in either numerics, with the input prepared once
+// and shared by every matrix that reads it (q/k/v/gate read one normed vector):
+//   reference: the input stays float; each weight row is dequantised on the fly
+//              (indices -> codebook × norm -> inverse rotation) into scratch and
+//              dotted in double. Never a dequantised copy of a whole matrix.
+//   int8:      the input is rotated per 128-group and quantised to int8 once
+//              (KernelTable::quantize_activations); cq_matmul does the rest.
+// Output indexing follows the kernel table: y[v * y_stride + r] with the
+// absolute row r, for rows [row_begin, row_end).
+#include <cstdint>
+#include <vector>
+
+#include "cact/codec.h"
+#include "cact/engine.h"
+#include "cact/kernels.h"
+#include "engine/weights.h"
+
+namespace cact::engine {
+
+// One prepared input batch: `count` vectors of `in` floats.
+struct LinearInput {
+  kernels::QuantizedActivations q;  // int8 numerics
+  const float* x = nullptr;         // reference numerics (caller keeps it alive)
+  uint32_t in = 0, count = 0;
+  size_t bytes() const { return q.q.capacity() + q.scale.capacity() * sizeof(float); }
+};
+
+class Linear {
+ public:
+  Linear(const Weights& w, Numerics numerics, const kernels::KernelTable& kernels);
+  // Size scratch so that inputs up to max_in wide and max_count vectors never allocate.
+  void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count);
+  void reserve_rows(uint32_t max_in);
+  void load(LinearInput& input, const float* x, uint32_t in, uint32_t count);
+  void apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end, float* y,
+             size_t y_stride);
+  void apply(const LinearInput& input, const codec::CqMatrix& m, float* y, size_t y_stride) {
+    apply(input, m, 0, m.out, y, y_stride);
+  }
+  // Dequantise one row exactly (embedding / engram table lookups, both numerics).
+  void row(const codec::CqMatrix& m, uint32_t r, float* out);
+  size_t bytes() const;
+
+ private:
+  const Weights* w_;
+  Numerics numerics_;
+  const kernels::KernelTable* kernels_;
+  std::vector<uint8_t> indices_;  // unpacked indices of one row
+  std::vector<float> group_;      // one group being rotated back
+  std::vector<float> dense_;      // one dequantised row (reference apply)
+};
+
+}  // namespace cact::engine
