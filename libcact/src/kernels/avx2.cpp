@@ -248,44 +248,47 @@ inline __m256i reduce8(const __m256i v[8]) {
 
 struct MatmulCtx {
   const uint8_t* packed;
-  const uint8_t* norms;  // FP16, [out][groups]
   size_t row_bytes;
   uint32_t groups, in_pad;
-  const int8_t* act;      // permuted activations, [count][in_pad]
+  const int8_t* act;       // permuted activations, [count][in_pad]
   const uint8_t* act_abs;  // |act|
-  const float* act_scale;  // [count][groups]
-  float* ns;               // [groups][8] scratch
-  __m256i table;           // int8 codebook entries by code, in both lanes
+  const float* norms;      // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  uint32_t row_begin;
+  const float* scales;  // activation scales, [groups][scale_stride(count)]
+  size_t scale_stride;
+  __m256i table;  // int8 codebook entries by code, in both lanes
   float cb_scale;
   float* y;
   size_t y_stride;
 };
 
-inline float load_norm(const uint8_t* norms, size_t i) {
+inline float load_norm(const uint8_t* half, size_t i) {
   uint16_t h;
-  std::memcpy(&h, norms + 2 * i, 2);
+  std::memcpy(&h, half + 2 * i, 2);
   return _cvtsh_ss(h);
 }
 
+// Lane l = v*R + r of a tile: row index l % R, vector index l / R.
+template <int R>
+struct TileLanes {
+  static constexpr int32_t row[8] = {0 % R, 1 % R, 2 % R, 3 % R, 4 % R, 5 % R, 6 % R, 7 % R};
+  static constexpr int32_t vec[8] = {0 / R, 1 / R, 2 / R, 3 / R, 4 / R, 5 / R, 6 / R, 7 / R};
+};
+
 // R rows x V vectors; lane l = v*R + r of every 8-lane vector. Per lane, the
 // float math is the scalar's: acc += float(dot) * (norm * scale), in group
-// order, then acc * cb.scale.
+// order, then acc * cb.scale. Lanes >= R*V compute on zero dots and are
+// never stored.
 template <class U, int R, int V>
 void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
   static_assert(R * V <= 8);
   constexpr int P = R * V;
   const uint32_t groups = c.groups;
-  for (uint32_t g = 0; g < groups; ++g) {
-    float* ns = c.ns + size_t(g) * 8;
-    for (int l = 0; l < 8; ++l) {
-      if (l < P) {
-        const uint32_t r = r0 + uint32_t(l % R), v = v0 + uint32_t(l / R);
-        ns[l] = load_norm(c.norms, size_t(r) * groups + g) * c.act_scale[size_t(v) * groups + g];
-      } else {
-        ns[l] = 0.0f;
-      }
-    }
-  }
+  // Norm of lane l at group g: norms[(r0 + l%R - row_begin)*groups + g].
+  const __m256i norm_index = _mm256_mullo_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::row)), _mm256_set1_epi32(int(groups)));
+  const __m256i scale_index = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::vec));
+  const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
   __m256 acc = _mm256_setzero_ps();
   for (uint32_t g = 0; g < groups; ++g) {
     __m256i dots[8];
@@ -299,8 +302,11 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
         dots[v * R + r] = dot_group(w, c.act_abs + off, c.act + off);
       }
     }
+    const __m256 norm = _mm256_i32gather_ps(norms + g, norm_index, 4);
+    const __m256 scale =
+        _mm256_permutevar8x32_ps(_mm256_loadu_ps(c.scales + g * c.scale_stride + v0), scale_index);
     const __m256 d = _mm256_cvtepi32_ps(reduce8(dots));
-    acc = _mm256_add_ps(acc, _mm256_mul_ps(d, _mm256_load_ps(c.ns + size_t(g) * 8)));
+    acc = _mm256_add_ps(acc, _mm256_mul_ps(d, _mm256_mul_ps(norm, scale)));
   }
   alignas(32) float res[8];
   _mm256_store_ps(res, _mm256_mul_ps(acc, _mm256_set1_ps(c.cb_scale)));
@@ -348,28 +354,44 @@ void cq_matmul_avx2(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   }
   const uint32_t iw = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
+  const uint32_t rows = row_end - row_begin;
   const size_t act_bytes = size_t(a.count) * w.in_pad;
-  auto* base = static_cast<uint8_t*>(tls_scratch.get(2 * round_up64(act_bytes) + size_t(groups) * 8 * sizeof(float)));
+  const size_t norm_count = size_t(rows) * groups;
+  const size_t scale_bytes = size_t(groups) * scale_stride(a.count) * sizeof(float);
+  auto* base = static_cast<uint8_t*>(
+      tls_scratch.get(2 * round_up64(act_bytes) + round_up64(norm_count * sizeof(float)) + scale_bytes));
   auto* act = reinterpret_cast<int8_t*>(base);
   uint8_t* act_abs = base + round_up64(act_bytes);
-  auto* ns = reinterpret_cast<float*>(base + 2 * round_up64(act_bytes));
+  auto* norms = reinterpret_cast<float*>(base + 2 * round_up64(act_bytes));
+  auto* scales = reinterpret_cast<float*>(base + 2 * round_up64(act_bytes) + round_up64(norm_count * sizeof(float)));
+
   permute_activations(a, layout_for(iw), act);
   for (size_t i = 0; i < act_bytes; i += 32) {  // act_bytes is a multiple of 128
     const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + i));
     _mm256_store_si256(reinterpret_cast<__m256i*>(act_abs + i), _mm256_abs_epi8(v));
   }
+  // The norms of the row range are contiguous FP16: convert 8 at a time.
+  const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
+  size_t i = 0;
+  for (; i + 8 <= norm_count; i += 8) {
+    _mm256_storeu_ps(norms + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half + 2 * i))));
+  }
+  for (; i < norm_count; ++i) norms[i] = load_norm(half, i);
+  transpose_scales(a, scales);
+
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
   MatmulCtx c{};
   c.packed = w.packed;
-  c.norms = w.norms;
   c.row_bytes = w.row_bytes;
   c.groups = groups;
   c.in_pad = w.in_pad;
   c.act = act;
   c.act_abs = act_abs;
-  c.act_scale = activation_scale(a);
-  c.ns = ns;
+  c.norms = norms;
+  c.row_begin = row_begin;
+  c.scales = scales;
+  c.scale_stride = scale_stride(a.count);
   c.table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
   c.cb_scale = cb.scale;
   c.y = y;

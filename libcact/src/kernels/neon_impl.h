@@ -230,43 +230,79 @@ inline int32x4_t dot_group(const int8x16_t w[8], const int8_t* a) {
 
 struct MatmulCtx {
   const uint8_t* packed;
-  const uint8_t* norms;  // FP16, [out][groups]
   size_t row_bytes;
   uint32_t groups, in_pad;
-  const int8_t* act;       // permuted activations, [count][in_pad]
-  const float* act_scale;  // [count][groups]
-  float* ns;               // [groups][8] scratch
-  int8x16_t table;         // int8 codebook entries by code
+  const int8_t* act;   // permuted activations, [count][in_pad]
+  const float* norms;  // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  uint32_t row_begin;
+  const float* scales;  // activation scales, [groups][scale_stride(count)]
+  size_t scale_stride;
+  int8x16_t table;  // int8 codebook entries by code
   float cb_scale;
   float* y;
   size_t y_stride;
 };
 
-inline float load_norm(const uint8_t* norms, size_t i) {
+inline float load_norm(const uint8_t* half, size_t i) {
   uint16_t h;
-  std::memcpy(&h, norms + 2 * i, 2);
+  std::memcpy(&h, half + 2 * i, 2);
   return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
+}
+
+// Norms of lanes 0..3 (lo) and 4..7 (hi), lane l = v*R + r -> row l % R;
+// `n` points at row r0's norm of the current group, rows `groups` apart.
+template <int R>
+inline void tile_norms(const float* n, size_t groups, float32x4_t& lo, float32x4_t& hi) {
+  if constexpr (R == 1) {
+    lo = hi = vld1q_dup_f32(n);
+  } else if constexpr (R == 2) {
+    float32x4_t t = vld1q_dup_f32(n);
+    t = vld1q_lane_f32(n + groups, t, 1);
+    lo = hi = vcombine_f32(vget_low_f32(t), vget_low_f32(t));
+  } else {
+    float32x4_t t = vld1q_dup_f32(n);
+    t = vld1q_lane_f32(n + groups, t, 1);
+    t = vld1q_lane_f32(n + 2 * groups, t, 2);
+    t = vld1q_lane_f32(n + 3 * groups, t, 3);
+    lo = hi = t;
+    if constexpr (R == 8) {
+      float32x4_t u = vld1q_dup_f32(n + 4 * groups);
+      u = vld1q_lane_f32(n + 5 * groups, u, 1);
+      u = vld1q_lane_f32(n + 6 * groups, u, 2);
+      hi = vld1q_lane_f32(n + 7 * groups, u, 3);
+    }
+  }
+}
+
+// Activation scales of lanes 0..3 / 4..7 -> vector l / R; `s` points at the
+// scale of vector v0 in the current group (8 readable entries).
+template <int R>
+inline void tile_scales(const float* s, float32x4_t& lo, float32x4_t& hi) {
+  const float32x4_t x = vld1q_f32(s);
+  if constexpr (R == 1) {
+    lo = x;
+    hi = vld1q_f32(s + 4);
+  } else if constexpr (R == 2) {
+    lo = vzip1q_f32(x, x);
+    hi = vzip2q_f32(x, x);
+  } else if constexpr (R == 4) {
+    lo = vdupq_laneq_f32(x, 0);
+    hi = vdupq_laneq_f32(x, 1);
+  } else {
+    lo = hi = vdupq_laneq_f32(x, 0);
+  }
 }
 
 // R rows x V vectors; lane l = v*R + r across two 4-lane halves. Per lane the
 // float math is the scalar's: acc += float(dot) * (norm * scale) in group
-// order, then acc * cb.scale.
+// order, then acc * cb.scale. Lanes >= R*V compute on zero dots and are
+// never stored.
 template <bool kDotprod, class U, int R, int V>
 void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
-  static_assert(R * V <= 8);
+  static_assert(R * V <= 8 && (R == 1 || R == 2 || R == 4 || R == 8));
   constexpr int P = R * V;
   const uint32_t groups = c.groups;
-  for (uint32_t g = 0; g < groups; ++g) {
-    float* ns = c.ns + size_t(g) * 8;
-    for (int l = 0; l < 8; ++l) {
-      if (l < P) {
-        const uint32_t r = r0 + uint32_t(l % R), v = v0 + uint32_t(l / R);
-        ns[l] = load_norm(c.norms, size_t(r) * groups + g) * c.act_scale[size_t(v) * groups + g];
-      } else {
-        ns[l] = 0.0f;
-      }
-    }
-  }
+  const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
   float32x4_t acc_lo = vdupq_n_f32(0.0f), acc_hi = vdupq_n_f32(0.0f);
   for (uint32_t g = 0; g < groups; ++g) {
     int32x4_t dots[8];
@@ -280,12 +316,14 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
         dots[v * R + r] = dot_group<kDotprod>(w, c.act + size_t(v0 + v) * c.in_pad + size_t(g) * kG);
       }
     }
-    const float* ns = c.ns + size_t(g) * 8;
+    float32x4_t n_lo, n_hi, s_lo, s_hi;
+    tile_norms<R>(norms + g, groups, n_lo, n_hi);
+    tile_scales<R>(c.scales + g * c.scale_stride + v0, s_lo, s_hi);
     const int32x4_t lo = vpaddq_s32(vpaddq_s32(dots[0], dots[1]), vpaddq_s32(dots[2], dots[3]));
-    acc_lo = vaddq_f32(acc_lo, vmulq_f32(vcvtq_f32_s32(lo), vld1q_f32(ns)));
+    acc_lo = vaddq_f32(acc_lo, vmulq_f32(vcvtq_f32_s32(lo), vmulq_f32(n_lo, s_lo)));
     if constexpr (P > 4) {
       const int32x4_t hi = vpaddq_s32(vpaddq_s32(dots[4], dots[5]), vpaddq_s32(dots[6], dots[7]));
-      acc_hi = vaddq_f32(acc_hi, vmulq_f32(vcvtq_f32_s32(hi), vld1q_f32(ns + 4)));
+      acc_hi = vaddq_f32(acc_hi, vmulq_f32(vcvtq_f32_s32(hi), vmulq_f32(n_hi, s_hi)));
     }
   }
   alignas(16) float res[8];
@@ -337,21 +375,36 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   const uint32_t iw = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
   const size_t act_bytes = size_t(a.count) * w.in_pad;
-  auto* base = static_cast<uint8_t*>(tls_scratch.get(round_up64(act_bytes) + size_t(groups) * 8 * sizeof(float)));
+  const size_t norm_count = size_t(row_end - row_begin) * groups;
+  const size_t scale_bytes = size_t(groups) * scale_stride(a.count) * sizeof(float);
+  auto* base = static_cast<uint8_t*>(
+      tls_scratch.get(round_up64(act_bytes) + round_up64(norm_count * sizeof(float)) + scale_bytes));
   auto* act = reinterpret_cast<int8_t*>(base);
-  auto* ns = reinterpret_cast<float*>(base + round_up64(act_bytes));
+  auto* norms = reinterpret_cast<float*>(base + round_up64(act_bytes));
+  auto* scales = reinterpret_cast<float*>(base + round_up64(act_bytes) + round_up64(norm_count * sizeof(float)));
+
   permute_activations(a, layout_for(iw), act);
+  // The norms of the row range are contiguous FP16: convert 4 at a time.
+  const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
+  size_t i = 0;
+  for (; i + 4 <= norm_count; i += 4) {
+    vst1q_f32(norms + i, vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(half + 2 * i))));
+  }
+  for (; i < norm_count; ++i) norms[i] = load_norm(half, i);
+  transpose_scales(a, scales);
+
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
   MatmulCtx c{};
   c.packed = w.packed;
-  c.norms = w.norms;
   c.row_bytes = w.row_bytes;
   c.groups = groups;
   c.in_pad = w.in_pad;
   c.act = act;
-  c.act_scale = activation_scale(a);
-  c.ns = ns;
+  c.norms = norms;
+  c.row_begin = row_begin;
+  c.scales = scales;
+  c.scale_stride = scale_stride(a.count);
   c.table = vld1q_s8(table);
   c.cb_scale = cb.scale;
   c.y = y;

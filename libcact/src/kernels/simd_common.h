@@ -104,6 +104,23 @@ inline bool simd_matmul_ok(const codec::CqMatrix& w, const Int8Codebook& cb, con
   return ok;
 }
 
+// Row stride of the transposed activation scales: room for reading 8 lanes
+// from any vector index below `count`.
+inline size_t scale_stride(uint32_t count) { return ((size_t(count) + 7) & ~size_t(7)) + 8; }
+
+// Activation scales transposed to [group][vector] (stride scale_stride),
+// padding zeroed: a tile reads the scales of its vectors with one load.
+inline void transpose_scales(const QuantizedActivations& a, float* out) {
+  const uint32_t groups = a.in_pad / kSimdGroup;
+  const size_t stride = scale_stride(a.count);
+  const float* s = activation_scale(a);
+  for (uint32_t g = 0; g < groups; ++g) {
+    float* row = out + g * stride;
+    for (uint32_t v = 0; v < a.count; ++v) row[v] = s[size_t(v) * groups + g];
+    for (size_t v = a.count; v < stride; ++v) row[v] = 0.0f;
+  }
+}
+
 // Copy the activations into the unpacker's column order, group by group.
 inline void permute_activations(const QuantizedActivations& a, const GroupLayout& layout, int8_t* out) {
   const uint32_t groups = a.in_pad / kSimdGroup;
