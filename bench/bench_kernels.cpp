@@ -1,0 +1,192 @@
+// Kernel benchmark: every table usable on this CPU, one thread, on the CQ2
+// and CQ4 matrices of a small LM ([768, 768] and [1024, 768]): matvec (one
+// activation vector, decode) and a 16-vector matmul (prefill), plus the
+// activation quantiser and int8_dots. Prints time per call, GB/s of weight
+// bytes (packed indices + FP16 norms) streamed per call, GMAC/s, and the
+// speed-up over the scalar table from the same run.
+//
+//   bench_kernels [--min-time SECONDS]   (default 0.25 per measurement)
+#include <algorithm>
+#include <ctime>
+#include <functional>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cact/codec.h"
+#include "cact/kernels.h"
+
+namespace {
+
+using cact::kernels::KernelTable;
+using cact::kernels::QuantizedActivations;
+namespace codec = cact::codec;
+
+double g_min_time = 0.25;
+volatile float g_sink = 0.0f;
+
+// Thread CPU time, not wall time: the machines this runs on are shared, and
+// time spent descheduled is not the kernel's.
+double thread_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Seconds per call of each of `fns` (one per table): calls are batched until
+// a batch takes >= 1/5 of the minimum time; then 5 rounds run every table's
+// batch in turn and the best batch of each is kept, so a disturbance hits all
+// tables alike and the speed-up ratios come from the same conditions.
+template <class Fn>
+std::vector<double> seconds_per_call(std::vector<Fn>& fns) {
+  std::vector<long> reps(fns.size(), 1);
+  for (size_t t = 0; t < fns.size(); ++t) {
+    fns[t]();  // warm caches and scratch buffers
+    for (;;) {
+      const double t0 = thread_seconds();
+      for (long i = 0; i < reps[t]; ++i) fns[t]();
+      if (thread_seconds() - t0 >= g_min_time / 5) break;
+      reps[t] *= 2;
+    }
+  }
+  std::vector<double> best(fns.size(), 1e30);
+  for (int round = 0; round < 5; ++round) {
+    for (size_t t = 0; t < fns.size(); ++t) {
+      const double t0 = thread_seconds();
+      for (long i = 0; i < reps[t]; ++i) fns[t]();
+      best[t] = std::min(best[t], (thread_seconds() - t0) / double(reps[t]));
+    }
+  }
+  return best;
+}
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+struct Matrix {
+  std::string label;
+  uint32_t out, in, bits;
+  std::vector<uint8_t> blob;
+  codec::CqMatrix m;
+  cact::kernels::Int8Codebook cb;
+};
+
+Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) {
+  char label[64];  // (snprintf, not string +: GCC 12 -Wrestrict false positive at -O3)
+  std::snprintf(label, sizeof label, "[%u, %u] CQ%u", out, in, bits);
+  Matrix mx{label, out, in, bits, {}, {}, {}};
+  std::normal_distribution<float> nd(0.0f, 0.05f);
+  std::vector<float> w(size_t(out) * in);
+  for (auto& v : w) v = nd(rng);
+  const auto codebook = codec::codebook_for(bits, codec::standard_codebooks());
+  mx.blob = codec::quantize_matrix(w.data(), out, in, bits, codebook);
+  mx.m = codec::view_matrix(mx.blob, out, in, bits);
+  mx.cb = cact::kernels::make_int8_codebook(codebook, bits);
+  return mx;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) {
+      g_min_time = std::atof(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: bench_kernels [--min-time SECONDS]\n");
+      return 2;
+    }
+  }
+  const auto tables = cact::kernels::available_kernels();
+  std::printf("CPU: %s\ntables:", cpu_name().c_str());
+  for (const KernelTable* t : tables) std::printf(" %s", t->name);
+  std::printf("  (one thread, thread CPU time, best of 5 interleaved rounds, min time %.2f s)\n\n", g_min_time);
+
+  std::mt19937 rng(42);
+  std::vector<Matrix> matrices;
+  for (uint32_t bits : {2u, 4u}) {
+    matrices.push_back(make_matrix(768, 768, bits, rng));
+    matrices.push_back(make_matrix(1024, 768, bits, rng));
+  }
+
+  std::printf("%-18s %-7s %-13s %10s %9s %9s %9s\n", "matrix", "vectors", "table", "us/call", "GB/s", "GMAC/s",
+              "x scalar");
+  for (const Matrix& mx : matrices) {
+    for (uint32_t count : {1u, 16u}) {
+      std::normal_distribution<float> nd(0.0f, 1.0f);
+      std::vector<float> x(size_t(mx.in) * count);
+      for (auto& v : x) v = nd(rng);
+      std::vector<float> y(size_t(mx.out) * count);
+      std::vector<QuantizedActivations> acts(tables.size());
+      std::vector<std::function<void()>> fns;
+      for (size_t i = 0; i < tables.size(); ++i) {
+        tables[i]->quantize_activations(x.data(), mx.in, count, acts[i]);
+        fns.emplace_back([&, i] {
+          tables[i]->cq_matmul(mx.m, mx.cb, acts[i], 0, mx.out, y.data(), mx.out);
+          g_sink = g_sink + y[0];
+        });
+      }
+      const auto secs = seconds_per_call(fns);
+      for (size_t i = 0; i < tables.size(); ++i) {
+        const double s = secs[i];
+        const double macs = double(mx.out) * mx.m.in_pad * count;
+        std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name,
+                    s * 1e6, double(mx.blob.size()) / s / 1e9, macs / s / 1e9, secs[0] / s);
+      }
+    }
+  }
+
+  std::printf("\n%-32s %-13s %10s %9s\n", "other kernels", "table", "us/call", "x scalar");
+  {
+    const uint32_t in = 768, count = 16;
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(size_t(in) * count);
+    for (auto& v : x) v = nd(rng);
+    std::vector<QuantizedActivations> acts(tables.size());
+    std::vector<std::function<void()>> fns;
+    for (size_t i = 0; i < tables.size(); ++i) {
+      fns.emplace_back([&, i] {
+        tables[i]->quantize_activations(x.data(), in, count, acts[i]);
+        g_sink = g_sink + acts[i].scale[0];
+      });
+    }
+    const auto secs = seconds_per_call(fns);
+    for (size_t i = 0; i < tables.size(); ++i) {
+      std::printf("%-32s %-13s %10.2f %9.2f\n", "quantize_activations 16 x 768", tables[i]->name, secs[i] * 1e6,
+                  secs[0] / secs[i]);
+    }
+  }
+  {
+    const uint32_t n = 64, rows = 1024;
+    std::uniform_int_distribution<int> q(-128, 127);
+    std::vector<int8_t> qv(n), k(size_t(n) * rows);
+    for (auto& v : qv) v = int8_t(q(rng));
+    for (auto& v : k) v = int8_t(q(rng));
+    std::vector<int32_t> out(rows);
+    std::vector<std::function<void()>> fns;
+    for (size_t i = 0; i < tables.size(); ++i) {
+      fns.emplace_back([&, i] {
+        tables[i]->int8_dots(qv.data(), k.data(), n, n, rows, out.data());
+        g_sink = g_sink + float(out[0]);
+      });
+    }
+    const auto secs = seconds_per_call(fns);
+    for (size_t i = 0; i < tables.size(); ++i) {
+      std::printf("%-32s %-13s %10.2f %9.2f\n", "int8_dots 1024 rows x 64", tables[i]->name, secs[i] * 1e6,
+                  secs[0] / secs[i]);
+    }
+  }
+  return 0;
+}
