@@ -1,0 +1,238 @@
+// Multithreaded CQ quantiser with grid snapping, dequantiser, error sums.
+#include "cact/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "cact/error.h"
+#include "cact/half.h"
+
+namespace cact {
+
+unsigned resolve_threads(unsigned requested) {
+  if (requested > 0) return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? hw : 1;
+}
+
+void parallel_for(size_t count, unsigned threads, const std::function<void(size_t, size_t)>& body) {
+  if (count == 0) return;
+  const size_t workers = std::min<size_t>(std::max(1u, threads), count);
+  if (workers == 1) {
+    body(0, count);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(workers);
+  auto run = [&](size_t w) {
+    const size_t begin = count * w / workers, end = count * (w + 1) / workers;
+    try {
+      body(begin, end);
+    } catch (...) {
+      errors[w] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(workers - 1);
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(run, w);
+  run(0);
+  for (auto& t : pool) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+namespace {
+
+// Index of the nearest entry of an ascending codebook; ties to the lower entry
+// (the same scan as codec::quantize_matrix, so the bytes agree).
+inline uint8_t nearest(float u, std::span<const float> cb) {
+  size_t best = 0;
+  float best_distance = std::fabs(u - cb[0]);
+  for (size_t i = 1; i < cb.size(); ++i) {
+    const float distance = std::fabs(u - cb[i]);
+    if (distance < best_distance) {
+      best = i;
+      best_distance = distance;
+    }
+  }
+  return uint8_t(best);
+}
+
+// Tolerances of grid snapping. A group that came out of a dequantisation is
+// on its grid to within float rounding of two Hadamard passes (about 1e-6 of
+// its largest value); a float group's best fit is off by percents.
+constexpr float kSnapElementTolerance = 1e-4f;    // per element, relative to max |r|
+constexpr double kSnapEnergyTolerance = 1e-10;    // residual energy, relative to the group's
+
+class GroupCoder {
+ public:
+  GroupCoder(std::span<const float> codebook, uint32_t group) : cb_(codebook), group_(group), snap_idx_(group), best_idx_(group) {
+    for (float v : cb_) {
+      const float a = std::fabs(v);
+      if (a > 0.0f && std::find(magnitudes_.begin(), magnitudes_.end(), a) == magnitudes_.end()) magnitudes_.push_back(a);
+    }
+    std::sort(magnitudes_.begin(), magnitudes_.end());
+  }
+
+  // `r` is the rotated group. Writes `group` indices and the FP16 norm.
+  // Returns true when the group was grid-snapped.
+  bool encode(const float* r, uint8_t* idx, uint16_t& half) {
+    double sum = 0.0;
+    float peak = 0.0f;
+    for (uint32_t i = 0; i < group_; ++i) {
+      sum += double(r[i]) * r[i];
+      peak = std::max(peak, std::fabs(r[i]));
+    }
+    if (peak > 0.0f && std::isfinite(sum) && snap(r, sum, peak, idx, half)) return true;
+    // FORMAT.md: norm = |r|, u = r / max(norm, 1e-12), nearest entry.
+    const float norm = float(std::sqrt(sum));
+    half = float_to_half(norm);
+    const float inv = 1.0f / std::max(norm, 1e-12f);
+    for (uint32_t i = 0; i < group_; ++i) idx[i] = nearest(r[i] * inv, cb_);
+    return false;
+  }
+
+ private:
+  bool snap(const float* r, double sum, float peak, uint8_t* idx, uint16_t& half) {
+    double best_error = 0.0;
+    bool found = false;
+    const float tolerance = kSnapElementTolerance * peak;
+    for (float a : magnitudes_) {
+      // Candidate: the largest |r| sits on the entry of magnitude a.
+      const float s = peak / a;
+      bool on_grid = true;
+      for (uint32_t i = 0; i < group_ && on_grid; ++i) {
+        const uint8_t j = nearest(r[i] / s, cb_);
+        snap_idx_[i] = j;
+        on_grid = std::fabs(r[i] - s * cb_[j]) <= tolerance;
+      }
+      if (!on_grid) continue;
+      // Least-squares norm for these indices; the group must be reproduced by
+      // it (before FP16 rounding: a fake-quantised float export has unrounded norms).
+      double num = 0.0, den = 0.0;
+      for (uint32_t i = 0; i < group_; ++i) {
+        num += double(r[i]) * cb_[snap_idx_[i]];
+        den += double(cb_[snap_idx_[i]]) * cb_[snap_idx_[i]];
+      }
+      if (!(den > 0.0)) continue;
+      const double scale = num / den;
+      const uint16_t h = float_to_half(float(scale));
+      const double hf = half_to_float(h);
+      if (!std::isfinite(hf)) continue;
+      double fit = 0.0, stored = 0.0;
+      for (uint32_t i = 0; i < group_; ++i) {
+        const double c = cb_[snap_idx_[i]];
+        const double d = double(r[i]) - scale * c, e = double(r[i]) - hf * c;
+        fit += d * d;
+        stored += e * e;
+      }
+      if (fit > kSnapEnergyTolerance * sum) continue;
+      // Several candidates can fit (a group using one magnitude only); the one
+      // whose FP16 norm reproduces the group best is the one it came from.
+      if (!found || stored < best_error) {
+        best_error = stored;
+        found = true;
+        half = h;
+        best_idx_ = snap_idx_;
+      }
+    }
+    if (found) std::copy(best_idx_.begin(), best_idx_.end(), idx);
+    return found;
+  }
+
+  std::span<const float> cb_;
+  uint32_t group_;
+  std::vector<float> magnitudes_;
+  std::vector<uint8_t> snap_idx_, best_idx_;
+};
+
+}  // namespace
+
+QuantizeResult quantize_matrix_mt(const float* w, uint32_t out, uint32_t in, uint32_t bits,
+                                  std::span<const float> codebook, unsigned threads, uint32_t group) {
+  const uint64_t total = codec::blob_bytes(out, in, bits, group);
+  if (total == 0) {
+    fail("cannot quantise a [" + std::to_string(out) + ", " + std::to_string(in) + "] matrix at width " + std::to_string(bits));
+  }
+  if (codebook.size() != codec::levels(bits)) fail("codebook size does not match CQ width " + std::to_string(bits));
+  QuantizeResult result;
+  result.blob.assign(total, 0);
+  const uint32_t in_pad = codec::padded_in(in, group);
+  const size_t row_bytes = codec::packed_row_bytes(in_pad, bits);
+  const uint32_t groups = in_pad / group;
+  uint8_t* blob = result.blob.data();
+  uint8_t* norms = blob + size_t(out) * row_bytes;
+  std::vector<uint64_t> snapped_per_row(out, 0);
+  parallel_for(out, threads, [&](size_t begin, size_t end) {
+    GroupCoder coder(codebook, group);
+    std::vector<float> rotated(group);
+    std::vector<uint8_t> indices(in_pad);
+    for (size_t r = begin; r < end; ++r) {
+      for (uint32_t g = 0; g < groups; ++g) {
+        for (uint32_t i = 0; i < group; ++i) {
+          const uint32_t col = g * group + i;
+          rotated[i] = col < in ? w[r * in + col] : 0.0f;
+        }
+        codec::fwht(rotated.data(), group);
+        uint16_t half = 0;
+        if (coder.encode(rotated.data(), indices.data() + size_t(g) * group, half)) ++snapped_per_row[r];
+        std::memcpy(norms + 2 * (r * groups + g), &half, 2);
+      }
+      codec::pack_indices(indices.data(), in_pad, bits, blob + r * row_bytes);
+    }
+  });
+  result.groups = uint64_t(out) * groups;
+  for (uint64_t s : snapped_per_row) result.snapped += s;
+  return result;
+}
+
+std::vector<float> dequantize_matrix_mt(const codec::CqMatrix& m, std::span<const float> codebook, unsigned threads) {
+  std::vector<float> values(size_t(m.out) * m.in);
+  parallel_for(m.out, threads, [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) codec::dequantize_row(m, uint32_t(r), codebook, values.data() + r * m.in);
+  });
+  return values;
+}
+
+double ErrorStats::relative_mse() const {
+  if (signal > 0.0) return error / signal;
+  return error > 0.0 ? INFINITY : 0.0;
+}
+
+double ErrorStats::snr_db() const {
+  if (error == 0.0) return INFINITY;
+  if (signal == 0.0) return -INFINITY;
+  return 10.0 * std::log10(signal / error);
+}
+
+ErrorStats measure_error(std::span<const float> reference, std::span<const float> approximation, size_t row_length,
+                         unsigned threads) {
+  if (reference.size() != approximation.size()) {
+    fail("measure_error: " + std::to_string(reference.size()) + " reference values, " + std::to_string(approximation.size()) +
+         " approximations");
+  }
+  if (row_length == 0) row_length = std::max<size_t>(reference.size(), 1);
+  const size_t rows = (reference.size() + row_length - 1) / row_length;
+  std::vector<ErrorStats> per_row(rows);
+  parallel_for(rows, threads, [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      ErrorStats s;
+      const size_t first = r * row_length, last = std::min(reference.size(), first + row_length);
+      for (size_t i = first; i < last; ++i) {
+        const double x = reference[i], d = x - double(approximation[i]);
+        s.signal += x * x;
+        s.error += d * d;
+      }
+      s.count = last - first;
+      per_row[r] = s;
+    }
+  });
+  ErrorStats total;
+  for (const auto& s : per_row) total.add(s);
+  return total;
+}
+
+}  // namespace cact

@@ -1,0 +1,179 @@
+// Width changes of CQ tensors (dequantise -> quantise) and archive reports.
+#include "cact/requantize.h"
+
+#include <cstring>
+
+#include "cact/atomic_file.h"
+#include "cact/error.h"
+#include "cact/half.h"
+#include "cact/model.h"
+#include "cact/width_map.h"
+#include "cact/writer.h"
+
+namespace cact {
+
+namespace {
+
+std::string width_kind(uint32_t bits) {
+  Record r;
+  r.dtype = Dtype::CQ;
+  r.bits = bits;
+  return kind_name(r);
+}
+
+TensorReport base_row(const Model& m, size_t i) {
+  const Record& r = m.record(i);
+  TensorReport t;
+  t.index = i;
+  t.name = m.name(i);
+  t.kind = kind_name(r);
+  t.shape.assign(r.shape.begin(), r.shape.begin() + r.ndim);
+  t.weights = r.elements();
+  t.bytes = r.nbytes;
+  return t;
+}
+
+}  // namespace
+
+size_t RequantizePlan::changes() const {
+  size_t n = 0;
+  for (size_t i = 0; i < from_bits.size(); ++i) n += from_bits[i] != to_bits[i] ? 1 : 0;
+  return n;
+}
+
+std::string RequantizePlan::describe_changes(const Model& model, size_t limit) const {
+  std::string s;
+  size_t shown = 0, total = changes();
+  for (size_t i = 0; i < from_bits.size() && shown < limit; ++i) {
+    if (from_bits[i] == to_bits[i]) continue;
+    s += (shown ? ", " : "") + model.name(i) + " " + width_kind(from_bits[i]) + "->" + width_kind(to_bits[i]);
+    ++shown;
+  }
+  if (total > shown) s += ", and " + std::to_string(total - shown) + " more";
+  return s;
+}
+
+RequantizePlan plan_requantize(const Model& model, std::string_view text) {
+  const WidthMap map = WidthMap::parse(text);
+  if (map.entries().empty()) fail("bits map: empty (give key=width entries, e.g. default=2,embedding=4)");
+  map.check_keys(model.canon());
+  const bool has_default = map.entries().count("default") > 0;
+  RequantizePlan plan;
+  plan.from_bits.assign(model.records().size(), 0);
+  plan.to_bits.assign(model.records().size(), 0);
+  for (size_t i = 0; i < model.records().size(); ++i) {
+    const Record& r = model.record(i);
+    if (r.dtype != Dtype::CQ) continue;
+    plan.from_bits[i] = r.bits;
+    if (has_default) {
+      plan.to_bits[i] = map.bits_for(model.name(i));
+    } else {
+      // Without a default, WidthMap::bits_for throws for a name no key matches: keep its width.
+      try {
+        plan.to_bits[i] = map.bits_for(model.name(i));
+      } catch (const Error&) {
+        plan.to_bits[i] = r.bits;
+      }
+    }
+  }
+  return plan;
+}
+
+Report requantize_archive(const Model& model, const RequantizePlan& plan, const std::filesystem::path& out,
+                          const RequantizeOptions& options, std::span<const std::filesystem::path> inputs) {
+  const size_t n = model.records().size();
+  if (plan.from_bits.size() != n || plan.to_bits.size() != n) fail("requantize: the plan was made for another archive");
+  if (plan.changes() > 0 && !options.allow_requantize) {
+    fail(std::to_string(plan.changes()) + " CQ tensor" + (plan.changes() == 1 ? "" : "s") + " would change width (" +
+         plan.describe_changes(model) +
+         "); their source is already quantised, so re-encoding dequantises and quantises again and the errors compound: "
+         "pass --requantize to do it anyway");
+  }
+  const unsigned threads = resolve_threads(options.threads);
+  uint64_t total = 0, done = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (plan.from_bits[i] != plan.to_bits[i]) total += model.record(i).elements();
+  }
+  Report report;
+  report.reference = "the input's dequantised values";
+  std::vector<std::vector<uint8_t>> owned(n);
+  std::vector<TensorData> tensors(n);
+  for (size_t i = 0; i < n; ++i) {
+    Record r = model.record(i);
+    TensorReport row = base_row(model, i);
+    row.kind_before = row.kind;
+    row.bytes_before = r.nbytes;
+    tensors[i].record = r;
+    tensors[i].bytes = model.blob(i);
+    if (plan.from_bits[i] == plan.to_bits[i]) {
+      row.changed = false;
+      if (r.dtype != Dtype::RAW) report.tensors.push_back(std::move(row));
+      continue;
+    }
+    if (options.progress) options.progress({done, total, model.name(i)});
+    const uint32_t bits = plan.to_bits[i];
+    const std::vector<float> source = dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads);
+    const std::vector<float> cb = model.codebook_for(bits);
+    QuantizeResult q = quantize_matrix_mt(source.data(), r.shape[0], r.shape[1], bits, cb, threads, r.group);
+    owned[i] = std::move(q.blob);
+    r.bits = bits;
+    tensors[i].record = r;
+    tensors[i].bytes = owned[i];
+    const std::vector<float> now = dequantize_matrix_mt(codec::view_matrix(owned[i], r.shape[0], r.shape[1], bits, r.group), cb, threads);
+    row.kind = kind_name(r);
+    row.bytes = owned[i].size();
+    row.measured = true;
+    row.error = measure_error(source, now, r.shape[1], threads);
+    report.tensors.push_back(std::move(row));
+    done += model.record(i).elements();
+  }
+  if (options.progress) options.progress({total, total, ""});
+  const std::vector<float> codebooks(model.codebooks().begin(), model.codebooks().end());
+  const std::vector<uint8_t> bytes = archive_bytes(model.header(), codebooks, tensors);
+  const auto issues = check_archive(bytes);
+  if (!issues.empty()) fail("the re-encoded archive fails its own check: " + issues.front());
+  AtomicFile file(out, inputs);
+  file.write(bytes);
+  file.commit();
+  report.file_bytes_before = model.bytes().size();
+  report.file_bytes_after = bytes.size();
+  return report;
+}
+
+Report archive_report(const Model& model, const safetensors::File* reference, unsigned threads, const ProgressFn& progress) {
+  threads = resolve_threads(threads);
+  const Canon& canon = model.canon();
+  if (reference) {
+    std::vector<std::string> problems = check_checkpoint(*reference, canon);
+    if (!problems.empty()) {
+      std::string m = reference->label() + ": does not match the archive: " + problems.front();
+      if (problems.size() > 1) m += " (and " + std::to_string(problems.size() - 1) + " more)";
+      fail(m);
+    }
+  }
+  Report report;
+  report.reference = reference ? reference->label() : "";
+  report.file_bytes_after = model.bytes().size();
+  uint64_t total = 0, done = 0;
+  for (size_t i = 0; i + 1 < canon.size(); ++i) total += model.record(i).elements();
+  for (size_t i = 0; i < model.records().size(); ++i) {
+    const Record& r = model.record(i);
+    if (r.dtype == Dtype::RAW) continue;
+    TensorReport row = base_row(model, i);
+    const auto* ref = reference ? reference->find(canon[i].name) : nullptr;
+    if (ref) {
+      if (progress) progress({done, total, canon[i].name});
+      const std::vector<float> x = safetensors::to_float(*ref);
+      const std::vector<float> y = r.dtype == Dtype::CQ ? dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads)
+                                                        : model.values(i);
+      row.measured = true;
+      row.error = measure_error(x, y, r.ndim == 2 ? r.shape[1] : x.size(), threads);
+    }
+    done += r.elements();
+    report.tensors.push_back(std::move(row));
+  }
+  if (progress && reference) progress({total, total, ""});
+  return report;
+}
+
+}  // namespace cact
