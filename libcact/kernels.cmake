@@ -11,10 +11,23 @@ target_compile_options(cact_kernels PRIVATE -ffp-contract=off)
 
 set(_cact_kernel_defs "")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  # One implementation (avx2_impl.h), three flag sets; each table is used only
+  # on a CPU that has its features (simd_select.cpp).
   check_cxx_compiler_flag("-mavx2 -mf16c" CACT_CXX_HAS_AVX2)
   if(CACT_CXX_HAS_AVX2)
     set_source_files_properties(src/kernels/avx2.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
     list(APPEND _cact_kernel_defs CACT_HAVE_AVX2)
+    check_cxx_compiler_flag("-mavx2 -mf16c -mavxvnni" CACT_CXX_HAS_AVXVNNI)
+    if(CACT_CXX_HAS_AVXVNNI)
+      set_source_files_properties(src/kernels/avx_vnni.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c;-mavxvnni")
+      list(APPEND _cact_kernel_defs CACT_HAVE_AVXVNNI)
+    endif()
+    check_cxx_compiler_flag("-mavx2 -mf16c -mavx512vnni -mavx512vl" CACT_CXX_HAS_AVX512VNNI)
+    if(CACT_CXX_HAS_AVX512VNNI)
+      set_source_files_properties(src/kernels/avx512_vnni.cpp PROPERTIES COMPILE_OPTIONS
+                                  "-mavx2;-mf16c;-mavx512vnni;-mavx512vl")
+      list(APPEND _cact_kernel_defs CACT_HAVE_AVX512VNNI)
+    endif()
   endif()
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   # neon.cpp: baseline ARMv8-A Advanced SIMD (every aarch64 CPU, e.g. the

@@ -50,13 +50,15 @@ audit() {  # compiler, flags..., source
     echo "$weak" >&2
     return 1
   fi
-  echo "ok   $(basename "$src") $*" | cut -c1-60
+  echo "ok   $(basename "$src") ${*:2:$#-2}"
 }
 k=$root/libcact/src/kernels
 audit aarch64-linux-gnu-g++ "$k/neon.cpp"
 audit aarch64-linux-gnu-g++ -march=armv8.2-a+dotprod "$k/neon_dotprod.cpp"
 if command -v g++ >/dev/null && [[ $(uname -m) == x86_64 ]]; then
   audit g++ -mavx2 -mf16c "$k/avx2.cpp"
+  audit g++ -mavx2 -mf16c -mavxvnni "$k/avx_vnni.cpp"
+  audit g++ -mavx2 -mf16c -mavx512vnni -mavx512vl "$k/avx512_vnni.cpp"
 fi
 
 status=0

@@ -1,13 +1,20 @@
-// The AVX2 kernel table (x86-64 with AVX2 + F16C). Compiled with -mavx2 -mf16c
-// (libcact/kernels.cmake) and reached only through simd_select.cpp after a CPU
-// check, so nothing here may run on a CPU without those features.
+#pragma once
+// The x86-64 kernels, instantiated three times with different ISA flags
+// (libcact/kernels.cmake), each reached only through simd_select.cpp after a
+// CPU check, so nothing here may run on a CPU without those features:
+//   avx2.cpp         -mavx2 -mf16c                          "avx2"
+//   avx_vnni.cpp     -mavx2 -mf16c -mavxvnni               "avx-vnni"
+//   avx512_vnni.cpp  -mavx2 -mf16c -mavx512vnni -mavx512vl  "avx512-vnni" (256-bit)
+// The VNNI variants differ only in the group dot (VPDPBUSD instead of
+// VPMADDUBSW + VPMADDWD + VPADDD).
 //
-// Rules for this translation unit (it is built with ISA flags the baseline
-// lacks): everything lives in an anonymous namespace, and it instantiates no
-// std:: template that another translation unit could also instantiate (no
-// std::vector, std::max, ...): the linker keeps one copy of such a weak
+// Rules (these translation units are built with ISA flags the baseline
+// lacks): everything has internal linkage (anonymous namespace), and no
+// std:: template another translation unit could also instantiate is used
+// (no std::vector, std::max, ...): the linker keeps one copy of such a weak
 // symbol, and an AVX2-compiled copy could then be called from the scalar
-// path. The only external definition is the constant-initialised table.
+// path. The only external definition of each TU is its constant-initialised
+// table. scripts/test_aarch64.sh audits the objects at -O0.
 //
 // Design and exactness: docs/KERNELS.md.
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)
@@ -23,6 +30,10 @@
 
 namespace cact::kernels {
 namespace {
+namespace x86 {
+
+// Which instruction computes the group dot.
+enum class Dot { kAvx2, kAvxVnni, kAvx512Vnni };
 
 constexpr uint32_t kG = codec::kGroup;  // 128 lanes per group, 4 blocks of 32
 
@@ -101,7 +112,7 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
   *scale_out = s;
 }
 
-void quantize_activations_avx2(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
   prepare_activations(in, count, out);
   const uint32_t groups = out.in_pad / kG;
   alignas(32) float padded[kG];
@@ -218,18 +229,34 @@ thread_local SimdScratch tls_scratch;
 
 // ----------------------------------------------------------------------------
 // The integer dot of one group: 4 blocks of 32 weights (int8, |w| <= 127)
-// against 32 activations each. maddubs needs one unsigned operand, so it gets
-// |a| and the weights take the sign of a: |a| * sign(a)w = a*w exactly, with
-// pair sums <= 2*128*127 < 2^15 (no saturation, also for a = -128).
+// against 32 activations each. maddubs / dpbusd need one unsigned operand, so
+// it gets |a| and the weights take the sign of a: |a| * sign(a)w = a*w
+// exactly. maddubs pair sums are <= 2*128*127 < 2^15 (no saturation, also for
+// a = -128); dpbusd sums 4 products straight into int32.
 
+template <Dot kDot>
 inline __m256i dot_group(const __m256i w[4], const uint8_t* abs_a, const int8_t* a) {
-  const __m256i ones = _mm256_set1_epi16(1);
   __m256i sum = _mm256_setzero_si256();
   for (int k = 0; k < 4; ++k) {
     const __m256i ua = _mm256_load_si256(reinterpret_cast<const __m256i*>(abs_a + 32 * k));
     const __m256i sa = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + 32 * k));
-    const __m256i p16 = _mm256_maddubs_epi16(ua, _mm256_sign_epi8(w[k], sa));
-    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p16, ones));
+    const __m256i sw = _mm256_sign_epi8(w[k], sa);
+    if constexpr (kDot == Dot::kAvx2) {
+      const __m256i p16 = _mm256_maddubs_epi16(ua, sw);
+      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+    } else if constexpr (kDot == Dot::kAvxVnni) {
+#if defined(__AVXVNNI__)
+      sum = _mm256_dpbusd_avx_epi32(sum, ua, sw);  // 4 products summed in int32: exact
+#else
+      static_assert(kDot != Dot::kAvxVnni, "avx_vnni.cpp needs -mavxvnni");
+#endif
+    } else {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+      sum = _mm256_dpbusd_epi32(sum, ua, sw);
+#else
+      static_assert(kDot != Dot::kAvx512Vnni, "avx512_vnni.cpp needs -mavx512vnni -mavx512vl");
+#endif
+    }
   }
   return sum;
 }
@@ -279,7 +306,7 @@ struct TileLanes {
 // float math is the scalar's: acc += float(dot) * (norm * scale), in group
 // order, then acc * cb.scale. Lanes >= R*V compute on zero dots and are
 // never stored.
-template <class U, int R, int V>
+template <Dot kDot, class U, int R, int V>
 void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
   static_assert(R * V <= 8);
   constexpr int P = R * V;
@@ -299,7 +326,7 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
       for (int k = 0; k < 4; ++k) w[k] = _mm256_shuffle_epi8(c.table, w[k]);
       for (int v = 0; v < V; ++v) {
         const size_t off = size_t(v0 + v) * c.in_pad + size_t(g) * kG;
-        dots[v * R + r] = dot_group(w, c.act_abs + off, c.act + off);
+        dots[v * R + r] = dot_group<kDot>(w, c.act_abs + off, c.act + off);
       }
     }
     const __m256 norm = _mm256_i32gather_ps(norms + g, norm_index, 4);
@@ -316,36 +343,37 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
 }
 
 // Rows in tiles of R (leftover rows one at a time) for V vectors from v0.
-template <class U, int R, int V>
+template <Dot kDot, class U, int R, int V>
 void cq_rows(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t v0) {
   uint32_t r = row_begin;
-  for (; r + R <= row_end; r += R) cq_tile<U, R, V>(c, r, v0);
-  for (; r < row_end; ++r) cq_tile<U, 1, V>(c, r, v0);
+  for (; r + R <= row_end; r += R) cq_tile<kDot, U, R, V>(c, r, v0);
+  for (; r < row_end; ++r) cq_tile<kDot, U, 1, V>(c, r, v0);
 }
 
 // For each row tile every vector block is done before moving on, so a row's
 // packed bytes come from memory once and from L1 for the other blocks.
-template <class U>
+template <Dot kDot, class U>
 void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t count) {
   if (count == 1) {
-    cq_rows<U, 8, 1>(c, row_begin, row_end, 0);
+    cq_rows<kDot, U, 8, 1>(c, row_begin, row_end, 0);
     return;
   }
   constexpr uint32_t kStep = 8;  // rows per outer step (2 tiles of 2x4, 1 of 4x2)
   for (uint32_t r = row_begin; r < row_end; r += kStep) {
     const uint32_t re = row_end - r < kStep ? row_end : r + kStep;
     uint32_t v = 0;
-    for (; v + 4 <= count; v += 4) cq_rows<U, 2, 4>(c, r, re, v);
+    for (; v + 4 <= count; v += 4) cq_rows<kDot, U, 2, 4>(c, r, re, v);
     switch (count - v) {
-      case 3: cq_rows<U, 2, 3>(c, r, re, v); break;
-      case 2: cq_rows<U, 4, 2>(c, r, re, v); break;
-      case 1: cq_rows<U, 8, 1>(c, r, re, v); break;
+      case 3: cq_rows<kDot, U, 2, 3>(c, r, re, v); break;
+      case 2: cq_rows<kDot, U, 4, 2>(c, r, re, v); break;
+      case 1: cq_rows<kDot, U, 8, 1>(c, r, re, v); break;
       default: break;
     }
   }
 }
 
-void cq_matmul_avx2(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+template <Dot kDot>
+void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
                     uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride) {
   if (row_begin >= row_end || a.count == 0) return;
   if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/true)) {
@@ -397,10 +425,10 @@ void cq_matmul_avx2(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   c.y = y;
   c.y_stride = y_stride;
   switch (iw) {
-    case 1: cq_matmul_width<Unpack1>(c, row_begin, row_end, a.count); break;
-    case 2: cq_matmul_width<Unpack2>(c, row_begin, row_end, a.count); break;
-    case 3: cq_matmul_width<Unpack3>(c, row_begin, row_end, a.count); break;
-    default: cq_matmul_width<Unpack4>(c, row_begin, row_end, a.count); break;
+    case 1: cq_matmul_width<kDot, Unpack1>(c, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDot, Unpack2>(c, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDot, Unpack3>(c, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDot, Unpack4>(c, row_begin, row_end, a.count); break;
   }
 }
 
@@ -421,7 +449,7 @@ inline __m256i madd16(const int8_t* p, const int8_t* q) {
   return _mm256_madd_epi16(a, b);
 }
 
-void int8_dots_avx2(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
+void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
   for (uint32_t r = 0; r < rows; ++r) {
     const int8_t* kr = k + size_t(r) * stride;
     __m256i acc0 = _mm256_setzero_si256();
@@ -441,12 +469,8 @@ void int8_dots_avx2(const int8_t* q, const int8_t* k, size_t stride, uint32_t n,
   }
 }
 
+}  // namespace x86
 }  // namespace
-
-// Constant-initialised (no code runs to build it); declared in simd_select.cpp.
-extern const KernelTable kAvx2Kernels;
-const KernelTable kAvx2Kernels{"avx2", quantize_activations_avx2, cq_matmul_avx2, int8_dots_avx2};
-
 }  // namespace cact::kernels
 
 #endif  // x86-64 with AVX2 + F16C

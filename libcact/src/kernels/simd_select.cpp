@@ -15,6 +15,12 @@ namespace cact::kernels {
 #if defined(__x86_64__) && defined(CACT_HAVE_AVX2)
 extern const KernelTable kAvx2Kernels;
 #endif
+#if defined(__x86_64__) && defined(CACT_HAVE_AVX512VNNI)
+extern const KernelTable kAvx512VnniKernels;
+#endif
+#if defined(__x86_64__) && defined(CACT_HAVE_AVXVNNI)
+extern const KernelTable kAvxVnniKernels;
+#endif
 #if defined(__aarch64__) && defined(CACT_HAVE_NEON)
 extern const KernelTable kNeonKernels;
 #endif
@@ -31,7 +37,19 @@ std::vector<const KernelTable*> simd_kernels() {
   std::vector<const KernelTable*> tables;
 #if defined(__x86_64__) && defined(CACT_HAVE_AVX2)
   __builtin_cpu_init();  // checks OSXSAVE/XCR0 too: AVX state must be enabled by the OS
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) tables.push_back(&kAvx2Kernels);
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  if (avx2) tables.push_back(&kAvx2Kernels);
+#if defined(CACT_HAVE_AVXVNNI)
+  if (avx2 && __builtin_cpu_supports("avxvnni")) tables.push_back(&kAvxVnniKernels);
+#endif
+#if defined(CACT_HAVE_AVX512VNNI)
+  // Preferred over avx-vnni when both exist: same instructions, but EVEX
+  // code has 32 ymm registers, so the tiles spill less. AVX-512 features are
+  // reported only when the OS saves ZMM/opmask state.
+  if (avx2 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl")) {
+    tables.push_back(&kAvx512VnniKernels);
+  }
+#endif
 #endif
 #if defined(__aarch64__) && defined(__linux__)
   const unsigned long hwcap = getauxval(AT_HWCAP);
