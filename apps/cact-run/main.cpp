@@ -1,6 +1,103 @@
-// Placeholder until its issue lands.
+// cact-run: generate text with a .cact archive (docs/ENGINE.md "cact-run").
 #include <cstdio>
-int main() {
-  std::fputs("cact-run: not yet implemented\n", stderr);
-  return 2;
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cact/error.h"
+#include "cact/tokenizer.h"
+#include "common/run_tool.h"
+#include "run.h"
+
+namespace {
+
+std::string read_tools(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) cact::fail("--tools " + path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(text);
+    (void)parsed;
+  } catch (const nlohmann::json::parse_error& e) {
+    cact::fail("--tools " + path + ": not valid JSON (" + e.what() + ")");
+  }
+  // The file's own text goes into the prompt (no re-serialisation), minus trailing whitespace.
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
+    text.pop_back();
+  }
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cact::run::Options o;
+  CLI::App cli{"cact-run: generate text with a .cact archive (default: the bundled license-tiny.cact)"};
+  cli.add_option("archive", o.archive, "the .cact file (default: the bundled models/license-tiny.cact)");
+  cli.add_option("-p,--prompt", o.prompt, "prompt text (bos is added in front)");
+  cli.add_flag("--chat", o.chat, "wrap the prompt in the Needle chat format");
+  cli.add_option("--system", o.system, "with --chat: system message");
+  cli.add_option("--tools", o.tools_file, "with --chat: JSON file with the tool list");
+  cli.add_option("-n,--max-tokens", o.max_tokens, "tokens to generate at most")->capture_default_str();
+  cli.add_option("--temperature", o.sampler.temperature, "0 = greedy")->capture_default_str();
+  cli.add_option("--top-k", o.sampler.top_k, "keep the k best ids (0 = all)")->capture_default_str();
+  cli.add_option("--top-p", o.sampler.top_p, "nucleus mass (1 = all)")->capture_default_str();
+  cli.add_option("--seed", o.sampler.seed, "sampling seed (same seed, same text)")->capture_default_str();
+  cli.add_option("--context", o.context, "positions for prompt + output (0 = the archive's max_seq_len)");
+  cli.add_option("--sinks", o.sinks, "leading positions kept visible through the kv_window span");
+  cli.add_option("--kv-window", o.kv_window, "attention span when the archive leaves it open (kv_window 0)");
+  cli.add_flag("--stats", o.stats, "print tokens, prefill/decode tok/s and peak RSS on stderr");
+  cli.add_flag("--json", o.json, "print one JSON result object instead of streaming text");
+  cli.add_flag("--scalar", o.scalar, "force the scalar kernels (also: CACT_KERNELS=scalar)");
+  cli.add_flag("--float", o.float_path, "run the float reference path");
+  cli.add_option("--dump-golden", o.dump_golden, "write golden top-10 logits (float + int8) for the prompt to FILE");
+  cli.add_option("--golden-steps", o.golden_steps, "with --dump-golden: greedy tokens after the prompt")
+      ->capture_default_str();
+  return cact::app::run_tool("cact-run", cli, argc, argv, [&] {
+    o.prompt_given = cli.count("--prompt") > 0;
+    if (!o.prompt_given) cact::fail("no prompt: pass -p TEXT");
+    if (!o.chat && (cli.count("--system") > 0 || cli.count("--tools") > 0)) {
+      cact::fail("--system and --tools need --chat");
+    }
+    const std::string archive = o.archive.empty() ? cact::run::default_model().string() : o.archive;
+    const cact::Model model = cact::Model::open(archive);
+    if (!o.dump_golden.empty()) {
+      cact::run::dump_golden(model, o.archive.empty() ? "models/license-tiny.cact" : archive, o, o.dump_golden);
+      return 0;
+    }
+    const cact::Tokenizer tok = cact::Tokenizer::from_blob(model.tokenizer_blob());
+    if (o.chat) {
+      const std::string tools = o.tools_file.empty() ? std::string() : read_tools(o.tools_file);
+      o.prompt = cact::render_chat_prompt(o.system, tools, o.prompt);
+    }
+    cact::EngineOptions eo;
+    eo.numerics = o.float_path ? cact::Numerics::reference : cact::Numerics::int8;
+    eo.kernels = o.scalar ? &cact::kernels::scalar_kernels() : nullptr;
+    const cact::Engine engine(model, eo);
+    cact::SessionOptions so;
+    so.context = o.context;
+    so.sinks = o.sinks;
+    so.kv_window = o.kv_window;
+    cact::Session session(engine, so);
+    const cact::run::Result r =
+        cact::run::generate(session, tok, o, cact::run::prompt_ids(o, tok), [&](const std::string& text) {
+          if (o.json) return;
+          std::fwrite(text.data(), 1, text.size(), stdout);
+          std::fflush(stdout);
+        });
+    if (o.json) {
+      const std::string j = cact::run::json_report(o, archive, session, r);
+      std::fwrite(j.data(), 1, j.size(), stdout);
+    } else {
+      std::fputc('\n', stdout);
+      if (r.stop == cact::run::Stop::context) {
+        std::fprintf(stderr, "cact-run: stopped: the context of %u positions is full\n", session.context());
+      }
+      if (r.confidence) std::fprintf(stderr, "confidence: %.4f\n", double(*r.confidence));
+      if (o.stats) std::fprintf(stderr, "cact-run: %s\n", cact::run::stats_line(r).c_str());
+    }
+    return 0;
+  });
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -122,4 +123,23 @@ TEST_CASE("context limits end with a clear error, not a crash") {
   CHECK_THROWS_WITH_AS(s.step(5000), doctest::Contains("outside the vocabulary"), cact::Error);
   CHECK_THROWS_WITH_AS(s.step(-1), doctest::Contains("outside the vocabulary"), cact::Error);
   CHECK_THROWS_WITH_AS(cact::Session(engine, {.context = 100000}), doctest::Contains("max_seq_len"), cact::Error);
+}
+
+TEST_CASE("golden synthetic archives: token by token equals recompute, both numerics") {
+  // micro-notaps has no q/k/v taps and kv_window 32; micro-mixed has block-untied
+  // Hadamard factors and CQ1/CQ3/ternary matrices; micro-heads has all three heads.
+  const auto dir = cact::test::golden_dir() / "archives";
+  for (const char* name : {"micro", "micro-notaps", "micro-mixed", "micro-heads"}) {
+    const auto path = dir / (std::string(name) + ".cact");
+    if (!std::filesystem::exists(path)) continue;
+    INFO(name);
+    const auto model = cact::Model::open(path);
+    std::vector<int32_t> ids{2};
+    for (int i = 0; i < 60; ++i) ids.push_back(int32_t((i * 37 + 11) % model.header().vocab));
+    for (cact::Numerics num : {cact::Numerics::reference, cact::Numerics::int8}) {
+      cact::Engine engine(model, {num, nullptr});
+      check_incremental(engine, ids, {});
+      check_incremental(engine, ids, {.context = 100, .sinks = 3});
+    }
+  }
 }
