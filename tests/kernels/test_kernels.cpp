@@ -343,6 +343,26 @@ TEST_CASE("cq_matmul: matvec and prefill shapes with a shared weight pass") {
   }
 }
 
+TEST_CASE("cq_matmul: wide rows split the vectors into several cache chunks") {
+  // in = 8000 (in_pad 8064): the SIMD tables take 4 (x86) or 8 (NEON) vectors
+  // per chunk, so 13 vectors cross chunk boundaries with a ragged tail.
+  std::mt19937 rng(13);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (uint32_t bits : {2u, 4u}) {
+    const uint32_t out = 11, in = 8000, count = 13;
+    auto rm = random_matrix(rng, out, in, bits);
+    const Int8Codebook cb = random_codebook(rng, bits);
+    const auto x = random_activations(rng, in, count);
+    QuantizedActivations a;
+    scalar.quantize_activations(x.data(), in, count, a);
+    const auto want = run_matmul(scalar, rm.m, cb, a, 1, out, out + 2);
+    for (const KernelTable* t : simd_tables()) {
+      INFO("table " << t->name << " bits " << bits);
+      CHECK(first_difference(run_matmul(*t, rm.m, cb, a, 1, out, out + 2), want) == -1);
+    }
+  }
+}
+
 TEST_CASE("cq_matmul: a codebook holding -128 still matches (SIMD falls back)") {
   std::mt19937 rng(8);
   const KernelTable& scalar = cact::kernels::scalar_kernels();
