@@ -37,7 +37,10 @@ void check_all_rungs(const Model& m) {
   for (uint32_t d = 2; d <= L; ++d) {
     CAPTURE(d);
     const V blocks = cact::rung(L, d);
-    const std::vector<uint8_t> bytes = slice(m, blocks);
+    const cact::SlicePlan plan = cact::plan_slice(m, blocks);
+    const std::vector<uint8_t> bytes = cact::slice_bytes(m, plan);
+    const cact::SlicedArchive a = cact::slice_archive(m, plan);
+    CHECK(cact::test::same_bytes(bytes, cact::archive_bytes(a.header, a.codebooks, a.tensors)));
     const std::vector<std::string> problems = cact::check_archive(bytes);
     CHECK_MESSAGE(problems.empty(), (problems.empty() ? "" : problems.front()));
     const Archive out(bytes);

@@ -50,6 +50,9 @@ TEST_CASE("slice: license-tiny to 2, 3 and 4 layers") {
     const std::vector<uint8_t> bytes = cact::slice_bytes(tiny(), plan);
     CHECK(bytes.size() == plan.output_bytes);
     CHECK(cact::check_archive(bytes).empty());
+    // The one-pass builder agrees with the archive writer.
+    const cact::SlicedArchive a = cact::slice_archive(tiny(), plan);
+    CHECK(cact::test::same_bytes(bytes, cact::archive_bytes(a.header, a.codebooks, a.tensors)));
     const Model out = Model::from_bytes(bytes);
     const size_t verbatim = cact::test::check_slice(tiny(), out, blocks);
     // embedding, 27 per block, hada_p1/p2, 4 per site, final_norm, tokenizer.

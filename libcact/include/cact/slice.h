@@ -87,7 +87,8 @@ struct SlicedArchive {
 };
 SlicedArchive slice_archive(const Model& model, const SlicePlan& plan);
 
-// The whole output file in memory (deterministic bytes, see writer.h).
+// The whole output file in memory, built in one pass from the plan: the same
+// bytes archive_bytes() (writer.h) makes of slice_archive()'s tensors.
 std::vector<uint8_t> slice_bytes(const Model& model, const SlicePlan& plan);
 
 // Builds the output in memory, runs the full archive check on it, then writes

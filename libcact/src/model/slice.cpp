@@ -244,11 +244,23 @@ SlicedArchive slice_archive(const Model& model, const SlicePlan& plan) {
 }
 
 std::vector<uint8_t> slice_bytes(const Model& model, const SlicePlan& plan) {
-  const SlicedArchive a = slice_archive(model, plan);
-  std::vector<uint8_t> bytes = archive_bytes(a.header, a.codebooks, a.tensors);
-  if (bytes.size() != plan.output_bytes) {
-    fail("internal: the sliced archive has " + std::to_string(bytes.size()) + " bytes, the plan says " +
-         std::to_string(plan.output_bytes));
+  // The plan already holds the writer's layout (writer.h): place everything
+  // straight into one zeroed buffer, copying each segment once.
+  std::vector<uint8_t> bytes(plan.output_bytes);
+  encode_header(plan.header, bytes.data());
+  const std::span<const float> codebooks = model.codebooks();
+  if (codebooks.size() != plan.header.codebook_len) fail("internal: codebook length differs from the plan's header");
+  std::memcpy(bytes.data() + kHeaderBytes, codebooks.data(), codebooks.size() * 4);
+  uint8_t* directory = bytes.data() + kHeaderBytes + codebooks.size() * 4;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const SliceTensor& t = plan.tensors[i];
+    encode_record(t.record, directory + i * kRecordBytes);
+    const std::span<const uint8_t> source = model.blob(t.source);
+    uint8_t* at = bytes.data() + t.record.offset;
+    for (const SliceSegment& s : t.segments) {
+      std::memcpy(at, source.data() + s.offset, s.length);
+      at += s.length;
+    }
   }
   return bytes;
 }
