@@ -146,7 +146,7 @@ std::string format_report_json(const Report& r) {
     e["bytes"] = t.bytes;
     if (t.bytes_before) e["bytes_before"] = t.bytes_before;
     e["bits_per_weight"] = t.bits_per_weight();
-    e["changed"] = t.changed;
+    if (!t.kind_before.empty()) e["changed"] = t.changed;
     e["measured"] = t.measured;
     if (t.measured) {
       e["relative_mse"] = finite_or_null(t.error.relative_mse());
