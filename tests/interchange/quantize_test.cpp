@@ -150,4 +150,5 @@ TEST_CASE("quantize: parallel_for covers every index once and rethrows") {
                     "boom");
   CHECK(resolve_threads(0) >= 1);
   CHECK(resolve_threads(3) == 3);
+  CHECK(resolve_threads(100000) == 256);
 }

@@ -211,12 +211,15 @@ std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const He
   res = BuildResult{};
   const unsigned threads = resolve_threads(options.threads);
 
-  // Canon, header and the checkpoint's names/shapes/dtypes.
-  const Canon canon = checkpoint_canon(ckpt, geometry);
+  // Geometry first (the canon is only defined for a sane one), then the canon,
+  // the header and the checkpoint's names/shapes/dtypes.
   Header header = geometry;
   header.tag = kTagNeedle3;
-  header.num_tensors = uint32_t(canon.size());
   header.codebook_len = uint32_t(codec::kStoredCodebookLen);
+  header.num_tensors = 1;  // any valid count: the geometry rules do not depend on it
+  if (const auto p = check_header(header); !p.empty()) fail("geometry: " + p.front());
+  const Canon canon = checkpoint_canon(ckpt, geometry);
+  header.num_tensors = uint32_t(canon.size());
   if (const auto p = check_header(header); !p.empty()) fail("geometry: " + p.front());
   const auto problems = check_checkpoint(ckpt, canon);
   if (!problems.empty()) fail(join_problems(ckpt.label(), problems));

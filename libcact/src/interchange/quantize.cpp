@@ -13,14 +13,17 @@
 namespace cact {
 
 unsigned resolve_threads(unsigned requested) {
-  if (requested > 0) return requested;
+  constexpr unsigned kMaxThreads = 256;  // a typo like --threads 100000 must not spawn that many
+  if (requested > 0) return std::min(requested, kMaxThreads);
   const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? hw : 1;
+  return hw > 0 ? std::min(hw, kMaxThreads) : 1;
 }
 
 void parallel_for(size_t count, unsigned threads, const std::function<void(size_t, size_t)>& body) {
   if (count == 0) return;
-  const size_t workers = std::min<size_t>(std::max(1u, threads), count);
+  // At least a few items per thread: starting a thread costs more than a row.
+  constexpr size_t kMinPerWorker = 4;
+  const size_t workers = std::min<size_t>(std::max(1u, threads), (count + kMinPerWorker - 1) / kMinPerWorker);
   if (workers == 1) {
     body(0, count);
     return;
