@@ -8,6 +8,7 @@
 
 #include "cact/model.h"
 #include "cact/slice.h"
+#include "cact/synth.h"
 #include "support/run_app.h"
 #include "support/test_paths.h"
 
@@ -177,4 +178,25 @@ TEST_CASE("cact-slice: a failed write (file size limit) leaves nothing behind") 
   CHECK(again.code == 1);
   CHECK(slurp(out) == slurp(tiny()));
   CHECK(entries(dir) == 1);
+}
+
+TEST_CASE("cact-slice: the engine runs sliced archives unchanged") {
+  const fs::path dir = cact::test::scratch_dir("slice-cli");
+  // The bundled model at rungs 2 and 3 (one with a smaller context).
+  for (const Args& args : {Args{"--layers", "2", "--context", "128"}, Args{"--layers", "3"}, Args{"--blocks", "1,2"}}) {
+    Args full{tiny(), dir / "s.cact"};
+    full.insert(full.end(), args.begin(), args.end());
+    REQUIRE(slice_tool(full).code == 0);
+    const cact::test::AppRun run = cact::test::run_app("cact-run", {dir / "s.cact", "-p", "The GNU General Public License", "-n", "8", "--json"});
+    CHECK(run.code == 0);
+    CHECK(run.err.empty());
+    CHECK(run.out.find("\"generated_tokens\":8") != std::string::npos);
+  }
+  // A synthetic archive with three heads (confidence among them), sliced to two blocks.
+  cact::write_synth_archive(dir / "heads.cact", cact::synth_preset("micro-heads"));
+  REQUIRE(slice_tool({dir / "heads.cact", dir / "heads-2.cact", "--layers", "2"}).code == 0);
+  const cact::test::AppRun run = cact::test::run_app("cact-run", {dir / "heads-2.cact", "-p", "hello", "-n", "4", "--json"});
+  CHECK(run.code == 0);
+  CHECK(run.out.find("\"confidence\":null") == std::string::npos);
+  CHECK(run.out.find("\"confidence\":") != std::string::npos);
 }
