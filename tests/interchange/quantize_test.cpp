@@ -10,7 +10,9 @@
 
 #include "cact/codec.h"
 #include "cact/half.h"
+#include "cact/model.h"
 #include "cact/quantize.h"
+#include "support/test_paths.h"
 
 using namespace cact;
 
@@ -151,4 +153,34 @@ TEST_CASE("quantize: parallel_for covers every index once and rethrows") {
   CHECK(resolve_threads(0) >= 1);
   CHECK(resolve_threads(3) == 3);
   CHECK(resolve_threads(100000) == 256);
+}
+
+TEST_CASE("quantize: why snapping: on license-tiny the FORMAT.md rule alone moves norms and even indices") {
+  // A dequantised group is norm x c (c the chosen unit-codebook entries), and
+  // |c| != 1: quantising a unit vector changes its length (clipped outliers
+  // shorten it most). Re-quantising computes the norm norm x |c|, rescales
+  // by 1/|c|, and entries that land past a decision boundary flip.
+  const Model m = Model::open(cact::test::models_dir() / "license-tiny.cact");
+  uint64_t flips = 0, moved_norms = 0, groups = 0, snapped = 0;
+  for (size_t i = 0; i < m.records().size(); ++i) {
+    const Record& r = m.record(i);
+    if (r.dtype != Dtype::CQ) continue;
+    const auto values = m.values(i);
+    const auto cb = m.codebook_for(r.bits);
+    const auto plain = codec::quantize_matrix(values.data(), r.shape[0], r.shape[1], r.bits, cb, r.group);
+    const QuantizeResult mine = quantize_matrix_mt(values.data(), r.shape[0], r.shape[1], r.bits, cb, 2, r.group);
+    const auto blob = m.blob(i);
+    CHECK(std::equal(mine.blob.begin(), mine.blob.end(), blob.begin(), blob.end()));
+    snapped += mine.snapped;
+    groups += mine.groups;
+    const auto a = m.matrix(i), b = codec::view_matrix(plain, r.shape[0], r.shape[1], r.bits, r.group);
+    for (uint32_t row = 0; row < a.out; ++row) {
+      for (uint32_t k = 0; k < a.in_pad; ++k) flips += codec::index_at(a, row, k) != codec::index_at(b, row, k);
+      for (uint32_t g = 0; g < a.groups_per_row(); ++g) moved_norms += a.norm(row, g) != b.norm(row, g);
+    }
+  }
+  CHECK(snapped == groups);
+  CHECK(groups == 8064);
+  CHECK(flips == 40);          // of 1,032,192 indices
+  CHECK(moved_norms == 7931);  // of 8,064 norms
 }
