@@ -191,8 +191,8 @@ TEST_CASE("checkpoint: license-tiny's stored codebooks are not the computed ones
   BuildOptions o;
   o.widths = widths_from_checkpoint(ckpt);
   BuildResult r;
-  const Model b = Model::from_bytes(
-      build_archive_bytes(ckpt, read_geometry_file(dir / "t.json"), tokenizer_from_archive(license_tiny()), o, &r));
+  const auto bytes = build_archive_bytes(ckpt, read_geometry_file(dir / "t.json"), tokenizer_from_archive(license_tiny()), o, &r);
+  const Model b = Model::from_bytes(bytes);  // views `bytes`
   CHECK(std::equal(standard.begin(), standard.end(), b.codebooks().begin()));
   CHECK(r.snapped_groups == r.groups);
   for (size_t i = 0; i < m.records().size(); ++i) {
@@ -231,7 +231,8 @@ TEST_CASE("checkpoint: width maps") {
   auto c = load(random_checkpoint(tiny_canon(g), 7));
   BuildOptions o;
   o.widths = WidthMap().with("default=3,q_proj=1,layer01.k_proj=ternary,engram=4");
-  const Model m = Model::from_bytes(build_archive_bytes(c->file, g, tiny_tokenizer(), o));
+  const auto bytes = build_archive_bytes(c->file, g, tiny_tokenizer(), o);
+  const Model m = Model::from_bytes(bytes);
   CHECK(m.record(0).bits == 4);  // the shipped map's embedding=4 is still underneath
   CHECK(m.record(m.canon().layer(0, LayerSlot::q_proj)).bits == 1);
   CHECK(m.record(m.canon().layer(1, LayerSlot::q_proj)).bits == 1);
@@ -313,7 +314,8 @@ TEST_CASE("checkpoint: tokenizers: from a .model, from another archive; larger t
   const TokenizerBlob from_model = tokenizer_from_model(import_sentencepiece(tok_model()), tok_model().string());
   auto c = load(t);
   BuildResult r;
-  const Model m = Model::from_bytes(build_archive_bytes(c->file, g, from_model, {}, &r));
+  const auto bytes = build_archive_bytes(c->file, g, from_model, {}, &r);
+  const Model m = Model::from_bytes(bytes);
   CHECK(r.tokenizer_pieces == 1024);
   const auto blob = m.tokenizer_blob();
   CHECK(std::equal(blob.begin(), blob.end(), tiny_tokenizer().bytes.begin(), tiny_tokenizer().bytes.end()));
