@@ -44,7 +44,7 @@ std::string num(uint32_t v) { return std::to_string(v); }
 void print_json(const cact::SlicePlan& p, const std::string& in, const std::string& out, bool written) {
   const cact::Header& h = p.header;
   std::string s = "{";
-  s += "\"input\":" + json_string(in) + ",\"output\":" + json_string(out);
+  s += "\"input\":" + json_string(in) + ",\"output\":" + (out.empty() ? std::string("null") : json_string(out));
   s += ",\"written\":" + std::string(written ? "true" : "false");
   s += ",\"source_layers\":" + num(p.source_layers) + ",\"layers\":" + num(h.num_layers);
   s += ",\"blocks\":[" + join(p.blocks, ",", num) + "]";

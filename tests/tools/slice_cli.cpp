@@ -85,6 +85,7 @@ TEST_CASE("cact-slice: --dry-run prints the plan and writes nothing") {
   CHECK(r.code == 0);
   CHECK(lines(r.out) == 1);
   CHECK(r.out.find("\"written\":false") != std::string::npos);
+  CHECK(r.out.find("\"output\":null") != std::string::npos);
   CHECK(r.out.find("\"blocks\":[0,1,3]") != std::string::npos);
   CHECK(r.out.find("\"sites\":[{\"old\":0,\"new\":0}]") != std::string::npos);
   CHECK(r.out.find("\"global_layers\":[{\"old\":1,\"new\":1},{\"old\":3,\"new\":2}]") != std::string::npos);
