@@ -55,12 +55,11 @@ TEST_CASE("CQ KV cache (kv_bits 2, 3, 4) stays near the float path") {
     }
     const double mean = sum / double(ids.size());
     MESSAGE("kv_bits " << bits << ": mean max|Δlogit| " << mean << ", top-1 agreement " << agree << "/" << ids.size());
-    // Full-sequence recompute equals token by token for the CQ cache too.
-    cact::Session whole(engine, {.context = 256, .max_chunk = 256});
-    const auto last = whole.prefill(ids);
-    cact::Session again(engine, {.context = 256, .max_chunk = 1});
-    const auto last1 = again.prefill(ids);
-    CHECK(std::equal(last.begin(), last.end(), last1.begin()));
+    if (bits == 3) {  // full-sequence recompute equals token by token for the CQ cache too
+      cact::Session whole(engine, {.context = 256, .max_chunk = 256});
+      const auto last = whole.prefill(ids);
+      CHECK(std::equal(last.begin(), last.end(), s.logits().begin()));
+    }
     CHECK(agree >= ids.size() * (bits == 2 ? 6 : 8) / 10);
     CHECK(mean >= previous * 0.8);  // fewer bits, not much better
     previous = mean;
