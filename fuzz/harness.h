@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,8 +22,12 @@
 #include <vector>
 
 #include "cact/codec.h"
+#include "cact/engine.h"
 #include "cact/error.h"
+#include "cact/geometry_json.h"
 #include "cact/model.h"
+#include "cact/safetensors.h"
+#include "cact/slice.h"
 #include "cact/spm_import.h"
 #include "cact/tokenizer.h"
 #include "cact/validate.h"
@@ -43,6 +48,23 @@ namespace cact::fuzz {
 inline std::vector<uint8_t> read_all(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The inputs the test suite replays for a target: fuzz/regressions/<target>/,
+// then the seeds fuzz/corpus/<seeds or target>/, sorted, hidden files skipped.
+inline std::vector<std::filesystem::path> replay_inputs(const std::string& target, const std::string& seeds = "") {
+  const std::filesystem::path fuzz = std::filesystem::path(CACT_SOURCE_DIR) / "fuzz";
+  std::vector<std::filesystem::path> files;
+  for (const auto& dir : {fuzz / "regressions" / target, fuzz / "corpus" / (seeds.empty() ? target : seeds)}) {
+    if (!std::filesystem::is_directory(dir)) continue;
+    std::vector<std::filesystem::path> here;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.is_regular_file() && e.path().filename().string().front() != '.') here.push_back(e.path());
+    }
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
+  }
+  return files;
 }
 
 // Upper bound on the elements a harness dequantises per input, so that one
@@ -225,6 +247,127 @@ inline void spm_import(std::span<const uint8_t> bytes) {
   const std::vector<uint8_t> blob = serialize_tokenizer(model);
   const Tokenizer tok = Tokenizer::from_blob(blob);
   for (int32_t id : tok.encode("hello world \xC3\xA9 \xFF")) cact_fuzz_require(id >= 0 && size_t(id) < tok.size());
+}
+
+// --- safetensors: the strict checkpoint reader ------------------------------
+inline void safetensors(std::span<const uint8_t> bytes) {
+  std::optional<safetensors::File> file;
+  try {
+    file.emplace(safetensors::File::from_bytes(bytes, "fuzz.safetensors"));
+  } catch (const Error&) {
+    return;
+  }
+  // Accepted: every view lies inside the buffer and has the size its dtype and shape imply.
+  uint64_t touched = 0;
+  for (const safetensors::TensorView& t : file->tensors()) {
+    cact_fuzz_require(t.data.size() == safetensors::dtype_size(t.dtype) * t.elements());
+    cact_fuzz_require(t.data.empty() || (t.data.data() >= bytes.data() && t.data.data() + t.data.size() <= bytes.data() + bytes.size()));
+    cact_fuzz_require(file->find(t.name) == &t);
+    (void)t.shape_string();
+    if (safetensors::is_weight_dtype(t.dtype) && touched + t.elements() <= kMaxTouchedElements) {
+      touched += t.elements();
+      cact_fuzz_require(safetensors::to_float(t).size() == t.elements());
+    }
+  }
+}
+
+// --- geometry_json: the geometry companion of a checkpoint ------------------
+inline void geometry_json(std::span<const uint8_t> bytes) {
+  Header h;
+  try {
+    h = geometry_from_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "fuzz.json");
+  } catch (const Error&) {
+    return;
+  }
+  // A parsed geometry is sane by check_header's rules (num_tensors is the writer's: set it)
+  // and survives a round trip.
+  Header checked = h;
+  checked.num_tensors = 1;
+  cact_fuzz_require(check_header(checked).empty());
+  const Header again = geometry_from_json(geometry_to_json(h), "round trip");
+  cact_fuzz_require(std::memcmp(&again, &h, sizeof h) == 0);
+}
+
+// --- slice: plan and cut a fuzzed archive; the output must pass the check ---
+inline void slice(std::span<const uint8_t> bytes) {
+  std::optional<Model> loaded;
+  try {
+    loaded.emplace(Model::from_bytes(bytes));
+  } catch (const Error&) {
+    return;
+  }
+  const Model& m = *loaded;
+  const uint32_t L = m.header().num_layers;
+  std::vector<std::vector<uint32_t>> requests;
+  if (L >= 2) requests.push_back(rung(L, 2));
+  std::vector<uint32_t> every(L);
+  for (uint32_t l = 0; l < L; ++l) every[l] = l;
+  requests.push_back(every);
+  if (L >= 3) requests.push_back({1});  // a single middle block: drops the first and last
+  for (const auto& blocks : requests) {
+    for (uint32_t context : {0u, 8u}) {
+      SlicePlan plan;
+      try {
+        plan = plan_slice(m, blocks, context);
+      } catch (const Error&) {
+        continue;  // a request this archive cannot honour is refused cleanly
+      }
+      const std::vector<uint8_t> out = slice_bytes(m, plan);
+      cact_fuzz_require(out.size() == plan.output_bytes);
+      const std::vector<std::string> problems = check_archive(out);
+      if (!problems.empty()) std::fprintf(stderr, "sliced archive fails its check: %s\n", problems.front().c_str());
+      cact_fuzz_require(problems.empty());
+    }
+  }
+}
+
+// --- engine: a few tokens through a micro archive whose weights are fuzzed --
+// The input is a list of patches [u8 len][u24 position][len bytes] applied to
+// the blob region of fuzz/corpus/archive/micro-heads.cact (header, directory
+// and the tokenizer blob are kept), so the geometry stays valid and the
+// weights, norms, permutations and conv taps take arbitrary values. The first
+// four bytes choose the tokens and the numerics.
+inline void engine(std::span<const uint8_t> bytes) {
+  static const std::vector<uint8_t> base = layout_base();
+  static const std::pair<uint64_t, uint64_t> region = [] {
+    const Model m = Model::from_bytes(base);
+    return std::pair<uint64_t, uint64_t>(m.record(0).offset, m.record(m.records().size() - 1).offset);
+  }();
+  if (bytes.size() < 4) return;
+  std::vector<uint8_t> file = base;
+  const uint64_t span = region.second - region.first;
+  size_t at = 4;
+  while (at + 4 <= bytes.size()) {
+    const size_t len = bytes[at];
+    const uint64_t pos = uint64_t(bytes[at + 1]) | uint64_t(bytes[at + 2]) << 8 | uint64_t(bytes[at + 3]) << 16;
+    at += 4;
+    for (size_t k = 0; k < len && at < bytes.size(); ++k, ++at) file[region.first + (pos + k) % span] = bytes[at];
+  }
+  std::optional<Model> loaded;
+  try {
+    loaded.emplace(Model::from_bytes(file));
+  } catch (const Error&) {
+    return;  // e.g. an invalid ternary crumb: refused by the check
+  }
+  const Model& m = *loaded;
+  EngineOptions options;
+  options.numerics = (bytes[0] & 1) ? Numerics::reference : Numerics::int8;
+  const uint32_t vocab = m.header().vocab;
+  const int32_t tokens[3] = {int32_t(bytes[1] % vocab), int32_t(bytes[2] % vocab), int32_t(bytes[3] % vocab)};
+  try {
+    const Engine engine(m, options);
+    SessionOptions so;
+    so.context = 8;
+    Session session(engine, so);
+    const auto logits = session.prefill(std::span(tokens, 2));
+    cact_fuzz_require(logits.size() == engine.output_rows());
+    cact_fuzz_require(session.step(tokens[2]).size() == engine.output_rows());
+    for (HeadKind k : {HeadKind::embedding, HeadKind::confidence, HeadKind::router}) {
+      if (session.has_head(k)) (void)session.head_output(k);
+    }
+  } catch (const Error&) {
+    // Refused cleanly (e.g. hada_p1 is not a permutation).
+  }
 }
 
 }  // namespace cact::fuzz

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cact/geometry_json.h"
 #include "cact/model.h"
+#include "cact/safetensors.h"
 #include "cact/spm_import.h"
 #include "cact/synth.h"
 #include "cact/tokenizer.h"
@@ -73,6 +75,28 @@ int main(int argc, char** argv) {
     // spm_import: the SentencePiece models the project ships.
     write(out / "spm_import" / "tok.model", read_all(src / "models" / "tok.model"));
     write(out / "spm_import" / "golden.model", read_all(src / "golden" / "tokenizer" / "golden.model"));
+    // safetensors: small checkpoints of each weight dtype, with metadata.
+    {
+      namespace st = cact::safetensors;
+      const std::vector<float> v = {1.0f, -2.5f, 0.0f, 3.25f, 1e-3f, -7.0f};
+      std::vector<st::OwnedTensor> ts = {st::f32_tensor("embedding", {2, 3}, v), st::f32_tensor("final_norm", {6}, v)};
+      st::OwnedTensor h{{"layer00.norm_in", st::DType::F16, {2}}, {0x00, 0x3C, 0x00, 0xC0}};
+      st::OwnedTensor b{{"layer00.post_norm", st::DType::BF16, {2}}, {0x80, 0x3F, 0x00, 0xC0}};
+      ts.push_back(h);
+      ts.push_back(b);
+      write(out / "safetensors" / "small.safetensors", st::serialize(ts, {{"format", "pt"}, {"source", "make_seeds"}}));
+      write(out / "safetensors" / "empty.safetensors", st::serialize({}));
+    }
+    // geometry_json: the tiny model's and the micro geometry.
+    write(out / "geometry_json" / "license-tiny.json", cact::geometry_to_json(model.header()));
+    write(out / "geometry_json" / "micro.json", cact::geometry_to_json(cact::synth_preset("micro").geometry));
+    // engine: patch lists over the micro-heads blobs ([u8 len][u24 pos][bytes]...,
+    // after 4 bytes of token / numerics choice).
+    write(out / "engine" / "no-patch", std::vector<uint8_t>{0, 5, 17, 200});
+    write(out / "engine" / "float-no-patch", std::vector<uint8_t>{1, 5, 17, 200});
+    write(out / "engine" / "inf-nan-halves",
+          std::vector<uint8_t>{0, 1, 2, 3, 8, 0x40, 0x00, 0x00, 0x00, 0x7C, 0x00, 0xFC, 0x00, 0x7E, 0xFF, 0x7B});
+    write(out / "engine" / "big-norms", std::vector<uint8_t>{1, 9, 9, 9, 6, 0x00, 0x10, 0x00, 0xFF, 0x7B, 0xFF, 0x7B, 0xFF, 0x7B});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());
     return 1;

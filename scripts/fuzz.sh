@@ -18,11 +18,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CACT_FUZZ_BUILD:-$root/build-fuzz}"
 jobs="${CACT_FUZZ_JOBS:-2}"
 rss="${CACT_FUZZ_RSS_MB:-2048}"
-all_targets=(archive archive_layout tokenizer_blob tokenizer_encode spm_import)
-# Targets for layers that are present in this tree (added as they land).
-for optional in slice engine safetensors; do
-  [[ -f "$root/fuzz/fuzz_$optional.cpp" ]] && all_targets+=("$optional")
-done
+all_targets=(archive archive_layout tokenizer_blob tokenizer_encode spm_import safetensors geometry_json slice engine)
 
 configure() {
   if ! command -v clang++ >/dev/null; then
@@ -69,9 +65,13 @@ for t in "${targets[@]}"; do
   artifacts="$build/artifacts/$t"
   mkdir -p "$work" "$artifacts"
   extra=()
+  seeds="$root/fuzz/corpus/$t"
   case "$t" in
     tokenizer_encode) extra+=(-max_len=4096) ;;
     archive_layout) extra+=(-max_len=8192) ;;
+    geometry_json) extra+=(-max_len=4096) ;;
+    engine) extra+=(-max_len=512) ;;
+    slice) seeds="$root/fuzz/corpus/archive" ;;  # same inputs as the archive target
   esac
   log="$build/fuzz-$t.log"
   echo "== fuzz_$t for ${seconds}s"
@@ -79,7 +79,7 @@ for t in "${targets[@]}"; do
   # -timeout: one input taking > 10 s is a finding (a hang), not a slow machine.
   "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="$rss" \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "${extra[@]}" \
-    "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1
+    "$work" "$seeds" >"$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)

@@ -2,8 +2,10 @@
 // corpora fuzz/corpus/<target>/ through the same harness code the libFuzzer
 // targets run (fuzz/harness.h). Each must be handled cleanly: accepted, or
 // refused with a cact::Error; an invariant failure aborts the test binary,
-// any other exception fails it. (The SentencePiece import target is replayed
-// by tests/text/fuzz_regressions_spm.cpp, which links cact_spm.)
+// any other exception fails it. Targets of other layers are replayed by their
+// own suites: tests/text/fuzz_regressions_spm.cpp (spm_import),
+// tests/interchange/fuzz_regressions_interchange.cpp (safetensors,
+// geometry_json), tests/engine/fuzz_regressions_engine.cpp (engine).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -20,21 +22,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> inputs_of(const std::string& target) {
-  std::vector<fs::path> files;
-  for (const char* kind : {"regressions", "corpus"}) {
-    const fs::path dir = cact::test::source_dir() / "fuzz" / kind / target;
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      if (e.is_regular_file() && e.path().filename().string().front() != '.') files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-size_t replay(const std::string& target, const std::function<void(std::span<const uint8_t>)>& harness) {
-  const std::vector<fs::path> files = inputs_of(target);
+size_t replay(const std::string& target, const std::function<void(std::span<const uint8_t>)>& harness,
+              const std::string& seeds = "") {
+  const std::vector<fs::path> files = cact::fuzz::replay_inputs(target, seeds);
   for (const fs::path& f : files) {
     CAPTURE(f.string());
     const std::vector<uint8_t> bytes = cact::fuzz::read_all(f);
@@ -59,6 +49,10 @@ TEST_CASE("fuzz regressions: tokenizer_blob") {
 
 TEST_CASE("fuzz regressions: tokenizer_encode") {
   CHECK(replay("tokenizer_encode", cact::fuzz::tokenizer_encode) >= 1);
+}
+
+TEST_CASE("fuzz regressions: slice") {
+  CHECK(replay("slice", cact::fuzz::slice, "archive") >= 1);
 }
 
 TEST_CASE("fuzz harness: the malformed table and the pristine archive are handled cleanly") {
