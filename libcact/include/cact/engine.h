@@ -34,7 +34,8 @@ struct Weights;  // private to libcact/src/engine
 
 class Engine {
  public:
-  // `model` must outlive the Engine and every Session made from it.
+  // `model` must outlive the Engine; the Engine must outlive (and stay where it
+  // is while there are) the Sessions made from it.
   explicit Engine(const Model& model, EngineOptions options = {});
   ~Engine();
   Engine(Engine&&) noexcept;
