@@ -22,7 +22,7 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
 run() {
-  echo "== valgrind $*"
+  echo "== valgrind $*" >&2
   "${vg[@]}" "$@"
 }
 
@@ -30,6 +30,7 @@ run "$build/apps/cact-run" "$model" --prompt "This program is free software" --m
 run "$build/apps/cact-run" "$model" --scalar --prompt "Copyright" --max-tokens 4 >"$scratch/out-scalar.txt"
 run "$build/apps/cact-run" "$model" --float --prompt "Copyright" --max-tokens 4 >"$scratch/out-float.txt"
 run "$build/apps/cact-inspect" --check "$model" >/dev/null
+for f in "$scratch"/out-*.txt; do printf '   %s: %s\n' "$(basename "$f")" "$(head -c 120 "$f" | tr '\n' ' ')"; done
 
 # A malformed archive: the tool must fail (exit 1) without a memcheck error
 # (memcheck's own errors exit with 1 too, so look for its report instead).

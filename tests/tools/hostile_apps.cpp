@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -213,13 +214,15 @@ TEST_CASE("hostile input: every archive-reading app refuses malformed archives c
   CHECK(tested_invocations >= 1);
 }
 
-TEST_CASE("hostile input: apps given a directory, a missing file or /dev/null fail with one line") {
+TEST_CASE("hostile input: apps given a directory, a missing file, /dev/null or a FIFO fail with one line") {
   const fs::path scratch = cact::test::scratch_dir("hostile-paths");
   const fs::path apps = cact::test::binary_dir() / "apps";
   for (const char* app : {"cact-inspect", "cact-run", "cact-slice", "cact-quant"}) {
     const fs::path exe = apps / app;
     if (!fs::exists(exe) || placeholder(exe, scratch)) continue;
-    for (const fs::path& in : {scratch, scratch / "missing.cact", fs::path("/dev/null")}) {
+    const fs::path fifo = scratch / "fifo.cact";  // opening must not wait for a writer
+    if (!fs::exists(fifo)) REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+    for (const fs::path& in : {scratch, scratch / "missing.cact", fs::path("/dev/null"), fifo}) {
       CAPTURE(app);
       CAPTURE(in.string());
       std::vector<std::string> args = {in.string()};
