@@ -56,6 +56,21 @@ void pack_indices(const uint8_t* indices, size_t n, uint32_t bits, uint8_t* out)
 // Inverse of pack_indices. Returns false if a ternary crumb is invalid (2).
 bool unpack_indices(const uint8_t* packed, size_t n, uint32_t bits, uint8_t* indices);
 
+// Index of the nearest entry of an ascending codebook; ties go to the lower
+// entry (FORMAT.md). Every quantiser in the project uses this one scan.
+inline uint8_t nearest_index(float u, std::span<const float> codebook) {
+  size_t best = 0;
+  float best_distance = u > codebook[0] ? u - codebook[0] : codebook[0] - u;
+  for (size_t i = 1; i < codebook.size(); ++i) {
+    const float distance = u > codebook[i] ? u - codebook[i] : codebook[i] - u;
+    if (distance < best_distance) {
+      best = i;
+      best_distance = distance;
+    }
+  }
+  return uint8_t(best);
+}
+
 // A CQ matrix blob seen in place.
 struct CqMatrix {
   const uint8_t* packed = nullptr;  // out rows of row_bytes

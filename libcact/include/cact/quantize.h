@@ -25,16 +25,9 @@
 #include <vector>
 
 #include "cact/codec.h"
+#include "cact/parallel.h"
 
 namespace cact {
-
-// 0 = the machine's hardware concurrency; always 1..256.
-unsigned resolve_threads(unsigned requested);
-
-// Runs body(begin, end) over contiguous chunks of [0, count) on up to
-// `threads` threads (the calling thread is one of them; at least 4 items per
-// thread). Exceptions are rethrown in the caller (the first one, by chunk order).
-void parallel_for(size_t count, unsigned threads, const std::function<void(size_t begin, size_t end)>& body);
 
 struct QuantizeResult {
   std::vector<uint8_t> blob;  // FORMAT.md CQ blob: packed rows, then FP16 norms

@@ -33,21 +33,6 @@ CqMatrix view_matrix(std::span<const uint8_t> blob, uint32_t out, uint32_t in, u
   return m;
 }
 
-namespace {
-// Index of the nearest entry of an ascending codebook; ties to the lower entry.
-uint8_t nearest(float u, std::span<const float> cb) {
-  size_t best = 0;
-  float best_distance = std::fabs(u - cb[0]);
-  for (size_t i = 1; i < cb.size(); ++i) {
-    const float distance = std::fabs(u - cb[i]);
-    if (distance < best_distance) {
-      best = i;
-      best_distance = distance;
-    }
-  }
-  return uint8_t(best);
-}
-}  // namespace
 
 std::vector<uint8_t> quantize_matrix(const float* w, uint32_t out, uint32_t in, uint32_t bits,
                                      std::span<const float> codebook, uint32_t group) {
@@ -74,7 +59,7 @@ std::vector<uint8_t> quantize_matrix(const float* w, uint32_t out, uint32_t in, 
       const uint16_t half = float_to_half(norm);
       std::memcpy(norms + 2 * (size_t(r) * groups + g), &half, 2);
       const float inv = 1.0f / std::max(norm, 1e-12f);
-      for (uint32_t i = 0; i < group; ++i) indices[g * group + i] = nearest(rotated[i] * inv, codebook);
+      for (uint32_t i = 0; i < group; ++i) indices[g * group + i] = nearest_index(rotated[i] * inv, codebook);
     }
     pack_indices(indices.data(), in_pad, bits, blob.data() + size_t(r) * row_bytes);
   }

@@ -12,57 +12,8 @@
 
 namespace cact {
 
-unsigned resolve_threads(unsigned requested) {
-  constexpr unsigned kMaxThreads = 256;  // a typo like --threads 100000 must not spawn that many
-  if (requested > 0) return std::min(requested, kMaxThreads);
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? std::min(hw, kMaxThreads) : 1;
-}
-
-void parallel_for(size_t count, unsigned threads, const std::function<void(size_t, size_t)>& body) {
-  if (count == 0) return;
-  // At least a few items per thread: starting a thread costs more than a row.
-  constexpr size_t kMinPerWorker = 4;
-  const size_t workers = std::min<size_t>(std::max(1u, threads), (count + kMinPerWorker - 1) / kMinPerWorker);
-  if (workers == 1) {
-    body(0, count);
-    return;
-  }
-  std::vector<std::exception_ptr> errors(workers);
-  auto run = [&](size_t w) {
-    const size_t begin = count * w / workers, end = count * (w + 1) / workers;
-    try {
-      body(begin, end);
-    } catch (...) {
-      errors[w] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(workers - 1);
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(run, w);
-  run(0);
-  for (auto& t : pool) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
-
 namespace {
 
-// Index of the nearest entry of an ascending codebook; ties to the lower entry
-// (the same scan as codec::quantize_matrix, so the bytes agree).
-inline uint8_t nearest(float u, std::span<const float> cb) {
-  size_t best = 0;
-  float best_distance = std::fabs(u - cb[0]);
-  for (size_t i = 1; i < cb.size(); ++i) {
-    const float distance = std::fabs(u - cb[i]);
-    if (distance < best_distance) {
-      best = i;
-      best_distance = distance;
-    }
-  }
-  return uint8_t(best);
-}
 
 // Tolerances of grid snapping. A group that came out of a dequantisation is
 // on its grid to within float rounding of two Hadamard passes (about 1e-6 of
@@ -94,7 +45,7 @@ class GroupCoder {
     const float norm = float(std::sqrt(sum));
     half = float_to_half(norm);
     const float inv = 1.0f / std::max(norm, 1e-12f);
-    for (uint32_t i = 0; i < group_; ++i) idx[i] = nearest(r[i] * inv, cb_);
+    for (uint32_t i = 0; i < group_; ++i) idx[i] = codec::nearest_index(r[i] * inv, cb_);
     return false;
   }
 
@@ -108,7 +59,7 @@ class GroupCoder {
       const float s = peak / a;
       bool on_grid = true;
       for (uint32_t i = 0; i < group_ && on_grid; ++i) {
-        const uint8_t j = nearest(r[i] / s, cb_);
+        const uint8_t j = codec::nearest_index(r[i] / s, cb_);
         snap_idx_[i] = j;
         on_grid = std::fabs(r[i] - s * cb_[j]) <= tolerance;
       }

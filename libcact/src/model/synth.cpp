@@ -2,16 +2,13 @@
 // scales that keep a forward pass finite (unit-variance residual, projections
 // scaled by 1/sqrt(fan-in), near-identity conv taps and mixing).
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <cmath>
-#include <thread>
 
 #include "cact/codec.h"
 #include "cact/error.h"
 #include "cact/half.h"
+#include "cact/parallel.h"
 #include "cact/synth.h"
 #include "cact/validate.h"
 #include "cact/writer.h"
@@ -132,35 +129,22 @@ SynthTensors build(const SynthSpec& spec) {
   out.codebooks = codec::standard_codebooks();
   out.blobs.resize(canon.size());
   out.tensors.resize(canon.size());
-  // Tensors are independent (each has its own seed), so build them on all cores.
-  const unsigned workers = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < canon.size() - 1; i = next++) {
-        try {
-          const TensorSpec& ts = canon[i];
-          const uint32_t bits = ts.dtype == Dtype::CQ ? spec.widths.bits_for(ts.name) : 0;
-          out.blobs[i] = encode_tensor(ts, synth_values(out.header, ts, i, spec.seed, spec.heads), bits, out.codebooks);
-          Record r;
-          r.dtype = ts.dtype;
-          r.ndim = ts.ndim;
-          r.shape = ts.shape;
-          r.group = ts.dtype == Dtype::CQ ? codec::kGroup : 0;
-          r.bits = bits;
-          out.tensors[i].record = r;
-        } catch (...) {
-          std::lock_guard lock(error_mutex);
-          if (!error) error = std::current_exception();
-        }
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  // Tensors are independent (each has its own seed), so build them on all
+  // cores; the bytes do not depend on the thread count.
+  parallel_for(canon.size() - 1, resolve_threads(0), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const TensorSpec& ts = canon[i];
+      const uint32_t bits = ts.dtype == Dtype::CQ ? spec.widths.bits_for(ts.name) : 0;
+      out.blobs[i] = encode_tensor(ts, synth_values(out.header, ts, i, spec.seed, spec.heads), bits, out.codebooks);
+      Record r;
+      r.dtype = ts.dtype;
+      r.ndim = ts.ndim;
+      r.shape = ts.shape;
+      r.group = ts.dtype == Dtype::CQ ? codec::kGroup : 0;
+      r.bits = bits;
+      out.tensors[i].record = r;
+    }
+  });
   const TokenizerModel tok = spec.tokenizer ? *spec.tokenizer : synthetic_tokenizer(out.header.vocab);
   if (tok.pieces.size() > out.header.vocab) fail("synthetic archive: tokenizer has more pieces than vocab");
   out.blobs.back() = serialize_tokenizer(tok);
