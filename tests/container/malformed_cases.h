@@ -385,6 +385,17 @@ inline std::vector<Case> all_cases() {
   // --- Content: ternary crumbs ---------------------------------------------
   cases.push_back({"ternary blob with crumb 2", ternary_archive(true), who(2) + ": ternary blob holds the invalid crumb 2"});
 
+  // --- Content: the Hadamard permutations (record 118 hada_p1, 119 hada_p2, FP32 [128]) ----
+  const uint64_t p1 = m.record(118).offset, p2 = m.record(119).offset;
+  mutate("hada_p1 entry out of range", [&](Bytes& b) { put<float>(b, p1 + 3 * 4, 128.0f); },
+         who(118) + ": entry 3 (128) is not an integer in 0..127: not a permutation of 0..127");
+  mutate("hada_p1 entry not an integer", [&](Bytes& b) { put<float>(b, p1, 2.5f); },
+         who(118) + ": entry 0 (2.5) is not an integer in 0..127: not a permutation of 0..127");
+  mutate("hada_p2 entry NaN", [&](Bytes& b) { put<float>(b, p2 + 7 * 4, std::numeric_limits<float>::quiet_NaN()); },
+         who(119) + ": entry 7 (nan) is not an integer in 0..127: not a permutation of 0..127");
+  mutate("hada_p2 entry repeated", [&](Bytes& b) { put<float>(b, p2 + 4, get<float>(b, p2)); },
+         who(119) + ": entry 1 (" + std::to_string(int(get<float>(base, p2))) + ") repeats an earlier entry: not a permutation of 0..127");
+
   // --- Not an archive at all -----------------------------------------------
   {
     Bytes text = read_bytes(models_dir() / "corpus.txt");

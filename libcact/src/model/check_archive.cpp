@@ -1,4 +1,6 @@
 // The full check of an archive: structure, canon, ternary crumbs, tokenizer.
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "cact/canon.h"
@@ -32,6 +34,24 @@ bool has_invalid_crumb(std::span<const uint8_t> packed) {
     }
   }
   return false;
+}
+// Empty when `blob` (n FP32 values) is a permutation of 0..n-1, else what breaks it.
+std::string permutation_problem(std::span<const uint8_t> blob, uint32_t n) {
+  std::vector<bool> seen(n, false);
+  for (uint32_t k = 0; k < n && size_t(k) * 4 + 4 <= blob.size(); ++k) {
+    float f;
+    std::memcpy(&f, blob.data() + size_t(k) * 4, 4);
+    const bool index = f >= 0.0f && f < float(n) && std::floor(f) == f;
+    if (!index || seen[size_t(f)]) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%g", double(f));
+      return "entry " + std::to_string(k) + " (" + value + ") " +
+             (index ? "repeats an earlier entry" : "is not an integer in 0.." + std::to_string(n - 1)) +
+             ": not a permutation of 0.." + std::to_string(n - 1);
+    }
+    seen[size_t(f)] = true;
+  }
+  return {};
 }
 }  // namespace
 
@@ -89,6 +109,13 @@ std::vector<std::string> check_archive(std::span<const uint8_t> file) {
       const uint64_t packed = uint64_t(r.shape[0]) * codec::packed_row_bytes(codec::padded_in(r.shape[1], r.group), r.bits);
       if (has_invalid_crumb(file.subspan(r.offset, packed))) problems.push_back(namer(i) + ": ternary blob holds the invalid crumb 2");
     }
+  }
+  // The Hadamard-MLP permutations (FP32 [hada_n]): each entry an exact integer,
+  // every one of 0..hada_n-1 once. The engine indexes with them.
+  for (SharedSlot slot : {SharedSlot::hada_p1, SharedSlot::hada_p2}) {
+    const size_t i = canon->shared(slot);
+    const std::string problem = permutation_problem(file.subspan(records[i].offset, records[i].nbytes), h.hada_n);
+    if (!problem.empty()) problems.push_back(namer(i) + ": " + problem);
   }
   const Record& tok = records.back();
   try {
