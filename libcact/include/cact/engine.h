@@ -71,6 +71,9 @@ struct SessionOptions {
   uint32_t kv_window = 0;
   // Tokens per forward call during prefill; the state is sized for it.
   uint32_t max_chunk = 32;
+  // Threads of this session's pool (the caller plus threads-1 workers); 0 = the
+  // hardware concurrency. Results do not depend on it.
+  uint32_t threads = 0;
   // Keep every token's cells ((L+1) x D floats per token), for tests and tools.
   bool keep_cells = false;
 };

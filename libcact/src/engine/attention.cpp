@@ -77,17 +77,17 @@ void Forward::attention(uint32_t l, uint32_t count) {
   }
 
   const uint32_t group = g.H / g.K;
-  for (uint32_t c = 0; c < count; ++c) {
+  pool_->run(count, [&](uint32_t c, uint32_t t) {
     PosRange ranges[2];
     const uint32_t nr = vis_.ranges(pos_ + c, lw.global, ranges);
     float* att = ws.att.data() + size_t(c) * odim;
     for (uint32_t h = 0; h < g.H; ++h) {
       st.cache.attend(ws.q.data() + size_t(c) * qdim + size_t(h) * g.dq, h / group, {ranges, nr},
-                      att + size_t(h) * g.dv, ws.attend);
+                      att + size_t(h) * g.dv, ws.attend[t]);
     }
     const float* gate = ws.gate.data() + size_t(c) * odim;
     for (uint32_t i = 0; i < odim; ++i) att[i] *= sigmoid(gate[i]);
-  }
+  });
   linear_.load(ws.in_o, ws.att.data(), odim, count);
   linear_.apply(ws.in_o, lw.out_proj, ws.z.data(), g.D);
 }

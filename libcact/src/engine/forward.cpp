@@ -29,11 +29,18 @@ size_t Workspace::bytes() const {
     b += cap_bytes(*buf);
   }
   for (const LinearInput* in : {&in_nx, &in_e, &in_a, &in_o, &in_fin, &in_cell}) b += in->bytes();
-  return b + hada.bytes() + attend.bytes();
+  for (const HadaScratch& hs : hada) b += hs.bytes();
+  for (const AttendScratch& as : attend) b += as.bytes();
+  return b;
 }
 
 Forward::Forward(const Engine& engine, const SessionOptions& options)
-    : engine_(&engine), w_(&engine.weights()), linear_(engine.weights(), engine.numerics(), engine.kernels()) {
+    : engine_(&engine),
+      w_(&engine.weights()),
+      pool_(std::make_unique<ThreadPool>(options.threads)),
+      linear_(engine.weights(), engine.numerics(), engine.kernels()) {
+  linear_.set_pool(pool_.get());
+  const uint32_t T = pool_->size();
   const Weights& w = *w_;
   const Geometry& g = w.g;
   untied_ = engine.model().canon().block_untied();
@@ -94,7 +101,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.tokens.assign(history_ + C, 0);
   ws.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
   ws.lanes.assign(C * n * D, 0.0f);
-  ws.lanes_next.assign(n * D, 0.0f);
+  ws.lanes_next.assign(T * n * D, 0.0f);
   ws.nx.assign(C * n * D, 0.0f);
   ws.pre.assign(C * L * n, 0.0f);
   ws.post.assign(C * L * n, 0.0f);
@@ -109,7 +116,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.v.assign(size_t(C) * g.vdim(), 0.0f);
   ws.gate.assign(size_t(C) * g.odim(), 0.0f);
   ws.att.assign(size_t(C) * g.odim(), 0.0f);
-  ws.mlp.assign(D, 0.0f);
+  ws.mlp.assign(T * D, 0.0f);
   ws.cells.assign(C * (L + 1) * D, 0.0f);
   ws.logits.assign(size_t(C) * g.out_rows, 0.0f);
   ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
@@ -121,8 +128,10 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   linear_.reserve(ws.in_o, g.odim(), C);
   linear_.reserve(ws.in_fin, g.D, C);
   linear_.reserve(ws.in_cell, g.D, 1);
-  ws.hada.reserve(g.N);
-  ws.attend.reserve(widest, g.dq, g.dv);
+  ws.hada.resize(T);
+  for (HadaScratch& h : ws.hada) h.reserve(g.N);
+  ws.attend.resize(T);
+  for (AttendScratch& a : ws.attend) a.reserve(widest, g.dq, g.dv);
   last_logits_.assign(g.out_rows, 0.0f);
   reset();
 }
@@ -213,12 +222,15 @@ void Forward::layer(uint32_t l, uint32_t count) {
   const size_t D = g.D, n = g.n, L = g.L, nD = n * D, rows = L + 1;
 
   // mHC: one rms-normalised concat of the lanes, read by the three Φ matrices.
-  for (uint32_t c = 0; c < count; ++c) rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD);
+  // Per-token work runs over the pool by token (each token's values are computed
+  // by the same operations whichever thread runs it).
+  ThreadPool& pool = *pool_;
+  pool.run(count, [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
   linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count);
   linear_.apply(ws.in_nx, w.phi_pre, uint32_t(l * n), uint32_t((l + 1) * n), ws.pre.data(), L * n);
   linear_.apply(ws.in_nx, w.phi_post, uint32_t(l * n), uint32_t((l + 1) * n), ws.post.data(), L * n);
   linear_.apply(ws.in_nx, w.phi_res, uint32_t(l * n * n), uint32_t((l + 1) * n * n), ws.res.data(), L * n * n);
-  for (uint32_t c = 0; c < count; ++c) {
+  pool.run(count, [&](uint32_t c, uint32_t) {
     MhcCoefficients co{ws.hpre.data() + c * n, ws.hpost.data() + c * n, ws.mix.data() + c * n * n};
     mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
                      ws.res.data() + c * L * n * n + l * n * n, co);
@@ -230,30 +242,28 @@ void Forward::layer(uint32_t l, uint32_t count) {
       u[i] = float(s);
     }
     std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
-  }
+  });
 
   // Block_l(u).
   if (lw.site >= 0) engram(uint32_t(lw.site), count);
   for (uint32_t c = 0; c < count; ++c) zc_norm(ws.u.data() + c * D, lw.norm_in.data(), D, ws.a.data() + c * D);
   attention(l, count);
-  for (uint32_t c = 0; c < count; ++c) {
+  pool.run(count, [&](uint32_t c, uint32_t t) {
     float* u = ws.u.data() + c * D;
     float* tmp = ws.m.data() + c * D;
+    float* mlp = ws.mlp.data() + t * D;
     zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, tmp);
     for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * tmp[i];
     zc_norm(u, lw.pre_hada.data(), D, tmp);
-    hadamard_mlp(w, l, untied_, tmp, ws.mlp.data(), ws.hada);
-    for (size_t i = 0; i < D; ++i) u[i] += ws.mlp[i];
-  }
+    hadamard_mlp(w, l, untied_, tmp, mlp, ws.hada[t]);
+    for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
 
-  // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
-  for (uint32_t c = 0; c < count; ++c) {
+    // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
     float* X = ws.lanes.data() + c * nD;
     const float* P = ws.mix.data() + c * n * n;
     const float* hpost = ws.hpost.data() + c * n;
-    const float* u = ws.u.data() + c * D;
     const float* u_in = ws.u_in.data() + c * D;
-    float* next = ws.lanes_next.data();
+    float* next = ws.lanes_next.data() + t * nD;
     for (size_t i = 0; i < n; ++i) {
       for (size_t d = 0; d < D; ++d) {
         double s = double(hpost[i]) * (double(u[d]) - double(u_in[d]));
@@ -268,7 +278,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
       for (size_t j = 0; j < n; ++j) s += double(X[j * D + d]);
       cell[d] = float(s / double(n));
     }
-  }
+  });
 }
 
 void Forward::engram(uint32_t site, uint32_t count) {

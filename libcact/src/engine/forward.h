@@ -6,6 +6,7 @@
 // constructor, from the geometry, the span and max_chunk: run() never allocates
 // (except keep_cells, a test/debug option).
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cact/engine.h"
@@ -14,6 +15,7 @@
 #include "engine/heads.h"
 #include "engine/kv_cache.h"
 #include "engine/linear.h"
+#include "engine/pool.h"
 #include "engine/weights.h"
 
 namespace cact::engine {
@@ -44,8 +46,8 @@ struct Workspace {
   std::vector<float> u, u_in, e, ek, ev, a, q, k, v, gate, att, z, m, mlp, fin, cells, logits;
   std::vector<float> rope_cos, rope_sin, head_scores;
   LinearInput in_nx, in_e, in_a, in_o, in_fin, in_cell;
-  HadaScratch hada;
-  AttendScratch attend;
+  std::vector<HadaScratch> hada;      // per pool thread
+  std::vector<AttendScratch> attend;  // per pool thread
   size_t bytes() const;
 };
 
@@ -60,6 +62,7 @@ class Forward {
   uint32_t position() const { return pos_; }
   uint32_t context() const { return context_; }
   uint32_t max_chunk() const { return max_chunk_; }
+  uint32_t threads() const { return pool_->size(); }
   const Visibility& visibility() const { return vis_; }
   const std::vector<float>& last_logits() const { return last_logits_; }
   bool has_logits() const { return has_logits_; }
@@ -75,6 +78,7 @@ class Forward {
 
   const Engine* engine_;
   const Weights* w_;
+  std::unique_ptr<ThreadPool> pool_;
   Linear linear_;
   bool untied_ = false;
   bool keep_cells_ = false;

@@ -1,5 +1,7 @@
 #include "engine/linear.h"
 
+#include <algorithm>
+
 #include "cact/error.h"
 
 namespace cact::engine {
@@ -51,7 +53,24 @@ void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t 
                    float* y, size_t y_stride) {
   if (input.in != m.in) fail("internal: matrix input width does not match the prepared activations");
   if (numerics_ == Numerics::int8) {
-    kernels_->cq_matmul(m, w_->int8_codebook_of(m), input.q, row_begin, row_end, y, y_stride);
+    const kernels::Int8Codebook& cb = w_->int8_codebook_of(m);
+    const uint32_t rows = row_end - row_begin;
+    // Rows are independent: any split gives the same bits. Parts are multiples
+    // of 8 rows (the kernels' tile) and not smaller than ~64 rows of one vector.
+    const uint64_t work = uint64_t(rows) * input.count;
+    uint32_t parts = pool_ != nullptr ? pool_->size() : 1;
+    if (work < 128) parts = 1;
+    parts = uint32_t(std::min<uint64_t>(parts, std::max<uint64_t>(1, work / 64)));
+    if (parts <= 1) {
+      kernels_->cq_matmul(m, cb, input.q, row_begin, row_end, y, y_stride);
+      return;
+    }
+    const uint32_t step = (rows / parts + 7) / 8 * 8;
+    pool_->run(parts, [&](uint32_t part, uint32_t) {
+      const uint32_t b = std::min(row_end, row_begin + part * step);
+      const uint32_t e = part + 1 == parts ? row_end : std::min(row_end, b + step);
+      if (b < e) kernels_->cq_matmul(m, cb, input.q, b, e, y, y_stride);
+    });
     return;
   }
   reserve_rows(m.in);

@@ -14,6 +14,7 @@
 #include "cact/codec.h"
 #include "cact/engine.h"
 #include "cact/kernels.h"
+#include "engine/pool.h"
 #include "engine/weights.h"
 
 namespace cact::engine {
@@ -29,6 +30,8 @@ struct LinearInput {
 class Linear {
  public:
   Linear(const Weights& w, Numerics numerics, const kernels::KernelTable& kernels);
+  // Split int8 products by row range over this pool (nullptr: one thread).
+  void set_pool(ThreadPool* pool) { pool_ = pool; }
   // Size scratch so that inputs up to max_in wide and max_count vectors never allocate.
   void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count);
   void reserve_rows(uint32_t max_in);
@@ -46,6 +49,7 @@ class Linear {
   const Weights* w_;
   Numerics numerics_;
   const kernels::KernelTable* kernels_;
+  ThreadPool* pool_ = nullptr;
   std::vector<uint8_t> indices_;  // unpacked indices of one row
   std::vector<float> group_;      // one group being rotated back
   std::vector<float> dense_;      // one dequantised row (reference apply)
