@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstring>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
@@ -234,4 +235,128 @@ TEST_CASE("hostile input: apps given a directory, a missing file, /dev/null or a
       CHECK_MESSAGE(count_lines(r.err) == 1, r.err);
     }
   }
+}
+
+namespace {
+
+std::string text_of(const Bytes& b) { return std::string(b.begin(), b.end()); }
+Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+// Replace the first `from` in `s` (which must occur) by `to`.
+std::string replace_first(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, "no " << from);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("hostile input: cact-build checkpoint refuses malformed checkpoints, geometries and tokenizer sources") {
+  const fs::path scratch = cact::test::scratch_dir("hostile-build");
+  const fs::path apps = cact::test::binary_dir() / "apps";
+  const fs::path build = apps / "cact-build", quant = apps / "cact-quant";
+  if (!fs::exists(build) || !fs::exists(quant) || placeholder(quant, scratch)) {
+    MESSAGE("skipped: cact-build / cact-quant not built");
+    return;
+  }
+  // A valid float checkpoint + geometry: the tiny archive dequantised.
+  const fs::path ckpt = scratch / "tiny.safetensors", geometry = scratch / "tiny.json";
+  const fs::path tiny_path = cact::test::models_dir() / "license-tiny.cact";
+  REQUIRE(run(quant, {"dequantize", tiny_path.string(), ckpt.string()}, scratch, 120.0).code == 0);
+  REQUIRE(fs::exists(geometry));
+  const fs::path out = scratch / "out.cact";
+  const Result ok = run(build, {"checkpoint", ckpt.string(), geometry.string(), out.string(), "--tokenizer", tiny_path.string()},
+                        scratch, 120.0);
+  if (ok.code != 0) {
+    MESSAGE("skipped: cact-build checkpoint refused the valid checkpoint (CLI changed?): " << ok.err);
+    return;
+  }
+  fs::remove(out);
+
+  struct Input {
+    std::string name;
+    fs::path ckpt, geometry, tokenizer;
+  };
+  std::vector<Input> inputs;
+  auto file = [&](const std::string& name, const Bytes& b) {
+    const fs::path p = scratch / name;
+    write_bytes(p, b);
+    return p;
+  };
+  // Checkpoints.
+  const Bytes st = read_bytes(ckpt);
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, st.data(), 8);
+  const std::string header = text_of(Bytes(st.begin() + 8, st.begin() + 8 + std::ptrdiff_t(header_len)));
+  auto with_header = [&](const std::string& h) {
+    REQUIRE(h.size() == header.size());
+    Bytes b = st;
+    std::memcpy(b.data() + 8, h.data(), h.size());
+    return b;
+  };
+  auto ckpt_case = [&](const std::string& name, const Bytes& b) {
+    inputs.push_back({"checkpoint " + name, file("ckpt-" + std::to_string(inputs.size()) + ".safetensors", b), geometry, tiny_path});
+  };
+  ckpt_case("empty", {});
+  ckpt_case("truncated", Bytes(st.begin(), st.begin() + std::ptrdiff_t(st.size() / 2)));
+  {
+    Bytes b = st;
+    const uint64_t huge = uint64_t(1) << 63;
+    std::memcpy(b.data(), &huge, 8);
+    ckpt_case("header length 2^63", b);
+    const uint64_t past = st.size();
+    std::memcpy(b.data(), &past, 8);
+    ckpt_case("header length past the end", b);
+  }
+  ckpt_case("dtype F99", with_header(replace_first(header, "\"F32\"", "\"F99\"")));
+  ckpt_case("header not an object", with_header(replace_first(header, "{", "[")));
+  ckpt_case("unknown tensor key", with_header(replace_first(header, "\"shape\"", "\"shapE\"")));
+  {
+    Bytes b = st;
+    b.insert(b.end(), 16, 0xAB);
+    ckpt_case("trailing bytes", b);
+  }
+  ckpt_case("an archive instead", tiny());
+  // Geometries.
+  const std::string g = text_of(read_bytes(geometry));
+  auto geometry_case = [&](const std::string& name, const std::string& text) {
+    inputs.push_back({"geometry " + name, ckpt, file("geometry-" + std::to_string(inputs.size()) + ".json", bytes_of(text)), tiny_path});
+  };
+  geometry_case("kv_bits 5", replace_first(g, "\"kv_bits\": 8", "\"kv_bits\": 5"));
+  geometry_case("unknown key", replace_first(g, "{", "{\n  \"colour\": 1,"));
+  geometry_case("missing key", replace_first(g, "\"kv_window\": 0,", ""));
+  geometry_case("not JSON", "hello\n");
+  geometry_case("empty", "");
+  geometry_case("d_model differs from the checkpoint", replace_first(replace_first(g, "\"d_model\": 128", "\"d_model\": 256"),
+                                                                    "\"hada_n\": 128", "\"hada_n\": 256"));
+  // Tokenizer sources: malformed archives, a broken SentencePiece model, text.
+  size_t picked = 0;
+  for (const Case& c : all_cases()) {
+    if (c.name.rfind("tokenizer", 0) == 0 || c.name == "tag Needle 2" || c.name == "truncated to 593616 bytes" ||
+        c.name == "record offset + nbytes wraps u64") {
+      inputs.push_back({"tokenizer from " + c.name, ckpt, geometry, file("tok-" + std::to_string(picked++) + ".cact", c.bytes)});
+    }
+  }
+  const Bytes model = read_bytes(cact::test::models_dir() / "tok.model");
+  inputs.push_back({"tokenizer: truncated .model", ckpt, geometry,
+                    file("tok-half.model", Bytes(model.begin(), model.begin() + std::ptrdiff_t(model.size() / 2)))});
+  inputs.push_back({"tokenizer: text", ckpt, geometry, file("tok.txt", bytes_of("not a tokenizer\n"))});
+  inputs.push_back({"tokenizer: missing", ckpt, geometry, scratch / "missing.model"});
+  REQUIRE(inputs.size() >= 25);
+
+  for (const Input& in : inputs) {
+    CAPTURE(in.name);
+    const Result r = run(build, {"checkpoint", in.ckpt.string(), in.geometry.string(), out.string(), "--tokenizer", in.tokenizer.string()},
+                         scratch);
+    CHECK_MESSAGE(!r.timed_out, "no result within the timeout");
+    CHECK_MESSAGE(r.signal == 0, "killed by signal " << r.signal << "; stderr: " << r.err);
+    CHECK_MESSAGE(r.code == 1, "exit " << r.code << "; stderr: " << r.err);
+    CHECK_MESSAGE(count_lines(r.err) == 1, "stderr is not exactly one line: " << r.err);
+    CHECK_MESSAGE(r.err.rfind("cact-build: ", 0) == 0, r.err);
+    CHECK_MESSAGE(!fs::exists(out), "an output was left behind");
+  }
+  for (const auto& e : fs::directory_iterator(scratch)) {
+    CHECK_MESSAGE(e.path().filename().string().find(".tmp-") == std::string::npos, "temporary left: " << e.path());
+  }
+  MESSAGE(inputs.size() << " malformed cact-build inputs");
 }
