@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # ThreadSanitizer build of the multi-threaded code and its tests: the CQ
 # quantiser's worker pool (tests/interchange), the synthetic archive builder
-# (tests/model), and the tools that take --threads (tests/tools). Any data
+# (tests/model), the tools that take --threads (tests/tools) and the engine's
+# session pool (tests/engine/threads.cpp: threaded prefill and decode, two
+# sessions of one Engine in two threads). Any data
 # race or lock-order report fails the run.
 #
-#   scripts/tsan.sh [ctest -R regex]     default: interchange|model|tools
+#   scripts/tsan.sh [ctest -R regex]     default: interchange|model|tools|engine
 # Environment: CACT_TSAN_BUILD (default build/tsan), CACT_TSAN_JOBS (default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CACT_TSAN_BUILD:-$root/build/tsan}"
 jobs="${CACT_TSAN_JOBS:-$(nproc)}"
-regex="${1:-^(interchange|model|tools)$}"
+regex="${1:-^(interchange|model|tools|engine)$}"
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_TSAN=ON -DCACT_BENCH=OFF >/dev/null
 targets=()
-for suite in interchange model tools; do
+for suite in interchange model tools engine; do
   [[ "$suite" =~ ${regex//[\^\$()]/} ]] && targets+=("test_$suite")
 done
 [[ ${#targets[@]} -gt 0 ]] || targets=(all)

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   cli.add_option("--context", o.context, "positions for prompt + output (0 = the archive's max_seq_len)");
   cli.add_option("--sinks", o.sinks, "leading positions kept visible through the kv_window span");
   cli.add_option("--kv-window", o.kv_window, "attention span when the archive leaves it open (kv_window 0)");
+  cli.add_option("--threads", o.threads, "threads of the engine (0 = the hardware concurrency; same output for any)");
   cli.add_flag("--stats", o.stats, "print tokens, prefill/decode tok/s and peak RSS on stderr");
   cli.add_flag("--json", o.json, "print one JSON result object instead of streaming text");
   cli.add_flag("--scalar", o.scalar, "force the scalar kernels (also: CACT_KERNELS=scalar)");
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
     so.context = o.context;
     so.sinks = o.sinks;
     so.kv_window = o.kv_window;
+    so.threads = o.threads;
     cact::Session session(engine, so);
     const cact::run::Result r =
         cact::run::generate(session, tok, o, cact::run::prompt_ids(o, tok), [&](const std::string& text) {

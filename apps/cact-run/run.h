@@ -23,6 +23,7 @@ struct Options {
   uint32_t max_tokens = 64;
   SamplerOptions sampler;
   uint32_t context = 0, sinks = 0, kv_window = 0;
+  uint32_t threads = 0;  // 0 = the hardware concurrency
   bool stats = false, json = false, scalar = false, float_path = false;
   std::string dump_golden;
   uint32_t golden_steps = 8;
