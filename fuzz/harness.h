@@ -28,6 +28,7 @@
 #include "cact/model.h"
 #include "cact/safetensors.h"
 #include "cact/slice.h"
+#include "cact/synth.h"
 #include "cact/spm_import.h"
 #include "cact/tokenizer.h"
 #include "cact/validate.h"
@@ -368,6 +369,42 @@ inline void engine(std::span<const uint8_t> bytes) {
   } catch (const Error&) {
     // Refused cleanly (e.g. hada_p1 is not a permutation).
   }
+}
+
+// --- synth: any sane small geometry makes an archive that passes the check --
+// The input is geometry JSON (as for geometry_json); geometries whose tensors
+// hold more than 2^21 elements, or whose vocab cannot hold the synthetic
+// tokenizer, are skipped to keep executions fast.
+inline void synth(std::span<const uint8_t> bytes) {
+  SynthSpec spec;
+  try {
+    spec.geometry = geometry_from_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "fuzz.json");
+  } catch (const Error&) {
+    return;
+  }
+  if (spec.geometry.vocab < 270) return;
+  uint64_t elements = 0;
+  const Canon canon = Canon::make(spec.geometry, {}, false);
+  for (const TensorSpec& t : canon.specs()) {
+    uint64_t n = 1;
+    for (uint8_t d = 0; d < t.ndim; ++d) n *= t.shape[d];
+    elements += n;
+    if (elements > (uint64_t(1) << 21)) return;
+  }
+  spec.seed = bytes.size();
+  std::vector<uint8_t> archive;
+  try {
+    archive = synth_archive_bytes(spec);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "synth refused a checked geometry: %s\n", e.what());
+    cact_fuzz_require(!"synth refused a geometry that geometry_from_json accepted");
+  }
+  const std::vector<std::string> problems = check_archive(archive);
+  if (!problems.empty()) std::fprintf(stderr, "synthetic archive fails its check: %s\n", problems.front().c_str());
+  cact_fuzz_require(problems.empty());
+  Header h = decode_header(archive);
+  h.num_tensors = spec.geometry.num_tensors;
+  cact_fuzz_require(std::memcmp(&h, &spec.geometry, sizeof h) == 0);
 }
 
 }  // namespace cact::fuzz

@@ -28,3 +28,14 @@ TEST_CASE("fuzz regressions: geometry_json") {
     CHECK_NOTHROW(cact::fuzz::geometry_json(bytes));
   }
 }
+
+TEST_CASE("fuzz regressions: synth") {
+  // The synth target shares the geometry_json seeds.
+  const auto files = cact::fuzz::replay_inputs("synth", "geometry_json");
+  CHECK(files.size() >= 1);
+  for (const auto& f : files) {
+    CAPTURE(f.string());
+    const std::vector<uint8_t> bytes = cact::fuzz::read_all(f);
+    CHECK_NOTHROW(cact::fuzz::synth(bytes));
+  }
+}
