@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cact/atomic_file.h"
 #include "cact/error.h"
 #include "cact/model.h"
 #include "cact/synth.h"
@@ -75,6 +76,8 @@ std::function<int()> add_synth_command(CLI::App& app) {
     if (!args->bits.empty()) spec.widths = spec.widths.with(args->bits);
     if (args->no_heads) spec.heads.clear();
     if (!args->tokenizer_from.empty()) {
+      // The output must not replace the archive the tokenizer comes from.
+      if (same_file(args->out, args->tokenizer_from)) fail(args->out + ": output path is the input file; refusing to overwrite it");
       const Model source = Model::open(args->tokenizer_from);
       spec.tokenizer = parse_tokenizer_blob(source.tokenizer_blob());
     }
