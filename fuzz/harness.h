@@ -32,6 +32,7 @@
 #include "cact/spm_import.h"
 #include "cact/tokenizer.h"
 #include "cact/validate.h"
+#include "cact/width_map.h"
 
 #ifndef CACT_SOURCE_DIR
 #error "CACT_SOURCE_DIR must point at the source tree (models/ holds the golden tokenizer)"
@@ -405,6 +406,38 @@ inline void synth(std::span<const uint8_t> bytes) {
   Header h = decode_header(archive);
   h.num_tensors = spec.geometry.num_tensors;
   cact_fuzz_require(std::memcmp(&h, &spec.geometry, sizeof h) == 0);
+}
+
+// --- cli_text: the small text languages of the tools' flags -----------------
+// The input is used as a --blocks list (cact-slice) and as a --bits width map
+// (cact-build, cact-quant): each parses or is refused with an Error; a parsed
+// width map round-trips through to_string and answers bits_for with a valid width.
+inline void cli_text(std::span<const uint8_t> bytes) {
+  const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  try {
+    const std::vector<uint32_t> blocks = parse_block_list(text);
+    for (uint32_t layers : {1u, 4u, 20u, 64u}) {
+      try {
+        (void)check_blocks(blocks, layers);
+      } catch (const Error&) {
+      }
+    }
+  } catch (const Error&) {
+  }
+  try {
+    const WidthMap map = WidthMap::parse(text);
+    const WidthMap again = WidthMap::parse(map.to_string());
+    cact_fuzz_require(again.entries() == map.entries());
+    for (const char* name : {"embedding", "layer03.q_proj", "mhc_phi_res", "engram1.tables", "confidence_head.probes"}) {
+      const uint32_t bits = map.bits_for(name);
+      cact_fuzz_require(bits >= 1 && bits <= 5);
+    }
+    try {
+      map.check_keys(Canon::make(decode_header(layout_base()), {}, false));
+    } catch (const Error&) {
+    }
+  } catch (const Error&) {
+  }
 }
 
 }  // namespace cact::fuzz

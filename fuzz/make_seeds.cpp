@@ -97,6 +97,10 @@ int main(int argc, char** argv) {
     write(out / "engine" / "inf-nan-halves",
           std::vector<uint8_t>{0, 1, 2, 3, 8, 0x40, 0x00, 0x00, 0x00, 0x7C, 0x00, 0xFC, 0x00, 0x7E, 0xFF, 0x7B});
     write(out / "engine" / "big-norms", std::vector<uint8_t>{1, 9, 9, 9, 6, 0x00, 0x10, 0x00, 0xFF, 0x7B, 0xFF, 0x7B, 0xFF, 0x7B});
+    // cli_text: --blocks lists and --bits width maps.
+    write(out / "cli_text" / "blocks", std::string("0,4,9,19"));
+    write(out / "cli_text" / "bits-shipped", std::string("default=2,embedding=4,mhc_phi=4,heads=4"));
+    write(out / "cli_text" / "bits-mixed", std::string("q_proj=3,layer01.k_proj=t,tables=1,default=ternary"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());
     return 1;

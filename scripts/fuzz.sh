@@ -18,7 +18,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CACT_FUZZ_BUILD:-$root/build-fuzz}"
 jobs="${CACT_FUZZ_JOBS:-2}"
 rss="${CACT_FUZZ_RSS_MB:-2048}"
-all_targets=(archive archive_layout tokenizer_blob tokenizer_encode spm_import safetensors geometry_json slice engine synth)
+all_targets=(archive archive_layout tokenizer_blob tokenizer_encode spm_import safetensors geometry_json slice engine synth cli_text)
 
 configure() {
   if ! command -v clang++ >/dev/null; then
@@ -73,6 +73,7 @@ for t in "${targets[@]}"; do
     engine) extra+=(-max_len=512) ;;
     slice) seeds="$root/fuzz/corpus/archive" ;;  # same inputs as the archive target
     synth) seeds="$root/fuzz/corpus/geometry_json"; extra+=(-max_len=4096) ;;
+    cli_text) extra+=(-max_len=256) ;;
   esac
   log="$build/fuzz-$t.log"
   echo "== fuzz_$t for ${seconds}s"

@@ -55,6 +55,10 @@ TEST_CASE("fuzz regressions: slice") {
   CHECK(replay("slice", cact::fuzz::slice, "archive") >= 1);
 }
 
+TEST_CASE("fuzz regressions: cli_text") {
+  CHECK(replay("cli_text", cact::fuzz::cli_text) >= 1);
+}
+
 TEST_CASE("fuzz harness: the malformed table and the pristine archive are handled cleanly") {
   using namespace cact::test::malformed;
   CHECK_NOTHROW(cact::fuzz::archive(tiny()));
