@@ -398,7 +398,7 @@ inline void synth(std::span<const uint8_t> bytes) {
     archive = synth_archive_bytes(spec);
   } catch (const Error& e) {
     std::fprintf(stderr, "synth refused a checked geometry: %s\n", e.what());
-    cact_fuzz_require(!"synth refused a geometry that geometry_from_json accepted");
+    invariant_failed("synth refused a geometry that geometry_from_json accepted", __FILE__, __LINE__);
   }
   const std::vector<std::string> problems = check_archive(archive);
   if (!problems.empty()) std::fprintf(stderr, "synthetic archive fails its check: %s\n", problems.front().c_str());

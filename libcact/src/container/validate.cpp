@@ -56,7 +56,9 @@ std::vector<std::string> check_header(const Header& h) {
   range("vocab", h.vocab, 1, kMaxVocab);
   if (h.out_vocab > h.vocab) p.push_back(field("out_vocab", h.out_vocab, ("exceeds vocab " + std::to_string(h.vocab)).c_str()));
   range("d_model", h.d_model, 1, kMaxDim);
-  const bool heads_ok = range("num_heads", h.num_heads, 1, 1024) & range("num_kv_heads", h.num_kv_heads, 1, 1024);
+  const bool heads_in_range = range("num_heads", h.num_heads, 1, 1024);
+  const bool kv_heads_in_range = range("num_kv_heads", h.num_kv_heads, 1, 1024);  // both reported
+  const bool heads_ok = heads_in_range && kv_heads_in_range;
   if (heads_ok && h.num_heads % h.num_kv_heads != 0) {
     p.push_back(field("num_heads", h.num_heads, ("is not divisible by num_kv_heads " + std::to_string(h.num_kv_heads)).c_str()));
   }
