@@ -1,6 +1,7 @@
 // cact-run: generate text with a .cact archive (docs/ENGINE.md "cact-run").
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -18,9 +19,10 @@ std::string read_tools(const std::string& path) {
   ss << in.rdbuf();
   std::string text = ss.str();
   try {
-    const nlohmann::json parsed = nlohmann::json::parse(text);
+    // ordered_json: the one json type cact-run already instantiates for --json and --dump-golden.
+    const nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(text);
     (void)parsed;
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::ordered_json::parse_error& e) {
     cact::fail("--tools " + path + ": not valid JSON (" + e.what() + ")");
   }
   // The file's own text goes into the prompt (no re-serialisation), minus trailing whitespace.
@@ -68,7 +70,10 @@ int main(int argc, char** argv) {
       cact::run::dump_golden(model, o.archive.empty() ? "models/license-tiny.cact" : archive, o, o.dump_golden);
       return 0;
     }
-    const cact::Tokenizer tok = cact::Tokenizer::from_blob(model.tokenizer_blob());
+    // The tokenizer's tables (BPE merges, piece index) are built on a second thread while
+    // this one prepares the Engine and the Session: both only read the (checked) archive.
+    std::future<cact::Tokenizer> tok_ready =
+        std::async(std::launch::async, [&model] { return cact::Tokenizer::from_blob(model.tokenizer_blob()); });
     if (o.chat) {
       const std::string tools = o.tools_file.empty() ? std::string() : read_tools(o.tools_file);
       o.prompt = cact::render_chat_prompt(o.system, tools, o.prompt);
@@ -83,6 +88,7 @@ int main(int argc, char** argv) {
     so.kv_window = o.kv_window;
     so.threads = o.threads;
     cact::Session session(engine, so);
+    const cact::Tokenizer tok = tok_ready.get();
     const cact::run::Result r =
         cact::run::generate(session, tok, o, cact::run::prompt_ids(o, tok), [&](const std::string& text) {
           if (o.json) return;

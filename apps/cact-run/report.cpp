@@ -1,25 +1,21 @@
 // What cact-run reports: the --stats line, the --json object, peak RSS.
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "run.h"
 
 namespace cact::run {
 
 uint64_t peak_rss_bytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      std::istringstream fields(line.substr(6));
-      uint64_t kb = 0;
-      fields >> kb;
-      return kb * 1024;
-    }
+  std::FILE* in = std::fopen("/proc/self/status", "r");
+  if (in == nullptr) return 0;
+  char line[256];
+  unsigned long long kb = 0;
+  while (std::fgets(line, sizeof line, in) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %llu", &kb) == 1) break;
   }
-  return 0;
+  std::fclose(in);
+  return uint64_t(kb) * 1024;
 }
 
 namespace {
