@@ -25,19 +25,6 @@ float quantize_int8(const float* x, uint32_t n, int8_t* q) {
   return scale;
 }
 
-uint8_t nearest(float u, const std::vector<float>& cb) {
-  size_t best = 0;
-  float best_distance = std::fabs(u - cb[0]);
-  for (size_t i = 1; i < cb.size(); ++i) {
-    const float d = std::fabs(u - cb[i]);
-    if (d < best_distance) {
-      best = i;
-      best_distance = d;
-    }
-  }
-  return uint8_t(best);
-}
-
 }  // namespace
 
 void AttendScratch::reserve(uint32_t positions, uint32_t dq, uint32_t dv) {
@@ -111,7 +98,7 @@ void KvCache::quantize_cq(const float* x, uint32_t dim, uint8_t* packed, uint16_
     const float norm = float(std::sqrt(sum));
     norms[g] = float_to_half(norm);
     const float inv = 1.0f / std::max(norm, 1e-12f);
-    for (uint32_t i = 0; i < kCqGroup; ++i) idx[i] = nearest(scratch[i] * inv, codebook_);
+    for (uint32_t i = 0; i < kCqGroup; ++i) idx[i] = codec::nearest_index(scratch[i] * inv, codebook_);
     codec::pack_indices(idx, kCqGroup, bits_, packed + size_t(g) * group_bytes_);
   }
 }
