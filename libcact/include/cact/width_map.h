@@ -7,6 +7,7 @@
 // or 5 / "ternary" / "t". See docs/WIDTHS.md.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ class WidthMap {
   // defaults, which may name heads an archive lacks) names no CQ tensor.
   void check_keys(const Canon& canon) const;
   uint32_t bits_for(std::string_view tensor_name) const;
+  // The width of the most specific matching key (including default), if any.
+  std::optional<uint32_t> find(std::string_view tensor_name) const;
   const std::map<std::string, uint32_t>& entries() const { return entries_; }
   std::string to_string() const;
 

@@ -57,7 +57,6 @@ RequantizePlan plan_requantize(const Model& model, std::string_view text) {
   const WidthMap map = WidthMap::parse(text);
   if (map.entries().empty()) fail("bits map: empty (give key=width entries, e.g. default=2,embedding=4)");
   map.check_keys(model.canon());
-  const bool has_default = map.entries().count("default") > 0;
   RequantizePlan plan;
   plan.from_bits.assign(model.records().size(), 0);
   plan.to_bits.assign(model.records().size(), 0);
@@ -65,16 +64,8 @@ RequantizePlan plan_requantize(const Model& model, std::string_view text) {
     const Record& r = model.record(i);
     if (r.dtype != Dtype::CQ) continue;
     plan.from_bits[i] = r.bits;
-    if (has_default) {
-      plan.to_bits[i] = map.bits_for(model.name(i));
-    } else {
-      // Without a default, WidthMap::bits_for throws for a name no key matches: keep its width.
-      try {
-        plan.to_bits[i] = map.bits_for(model.name(i));
-      } catch (const Error&) {
-        plan.to_bits[i] = r.bits;
-      }
-    }
+    // A name no key matches (and no default) keeps its width.
+    plan.to_bits[i] = map.find(model.name(i)).value_or(r.bits);
   }
   return plan;
 }

@@ -76,7 +76,7 @@ void WidthMap::check_keys(const Canon& canon) const {
   }
 }
 
-uint32_t WidthMap::bits_for(std::string_view name) const {
+std::optional<uint32_t> WidthMap::find(std::string_view name) const {
   std::string_view keys[4];
   size_t n;
   keys_of(name, keys, n);
@@ -85,8 +85,14 @@ uint32_t WidthMap::bits_for(std::string_view name) const {
     if (it != entries_.end()) return it->second;
   }
   const auto it = entries_.find("default");
-  if (it == entries_.end()) fail("bits map: no width for '" + std::string(name) + "' and no default");
+  if (it == entries_.end()) return std::nullopt;
   return it->second;
+}
+
+uint32_t WidthMap::bits_for(std::string_view name) const {
+  const std::optional<uint32_t> bits = find(name);
+  if (!bits) fail("bits map: no width for '" + std::string(name) + "' and no default");
+  return *bits;
 }
 
 std::string WidthMap::to_string() const {
