@@ -364,6 +364,17 @@ inline void engine(std::span<const uint8_t> bytes) {
     const auto logits = session.prefill(std::span(tokens, 2));
     cact_fuzz_require(logits.size() == engine.output_rows());
     cact_fuzz_require(session.step(tokens[2]).size() == engine.output_rows());
+    // Ids outside the vocabulary are refused before any state changes.
+    const uint32_t before = session.position();
+    for (int32_t bad : {int32_t(vocab), -1}) {
+      bool refused = false;
+      try {
+        (void)session.step(bad);
+      } catch (const Error&) {
+        refused = true;
+      }
+      cact_fuzz_require(refused && session.position() == before);
+    }
     for (HeadKind k : {HeadKind::embedding, HeadKind::confidence, HeadKind::router}) {
       if (session.has_head(k)) (void)session.head_output(k);
     }
