@@ -81,7 +81,15 @@ int main(int argc, char** argv) {
   report->add_option("--reference", rp.reference, "float checkpoint (canon names) to measure the error against");
   add_common(report, rp.c, true);
 
-  return cact::app::run_tool("cact-quant", cli, argc, argv, [&]() -> int {
+  // `cact-quant IN OUT --bits MAP` (no subcommand) means requantize: the short
+  // form build scripts use.
+  std::vector<char*> args(argv, argv + argc);
+  static char requantize_word[] = "requantize";
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "requantize" && first != "dequantize" && first != "report") {
+    args.insert(args.begin() + 1, requantize_word);
+  }
+  return cact::app::run_tool("cact-quant", cli, int(args.size()), args.data(), [&]() -> int {
     using namespace cact;
     if (requantize->parsed()) {
       const Model model = Model::open(rq.in);

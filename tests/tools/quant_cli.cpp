@@ -230,3 +230,17 @@ TEST_CASE("cact-quant report: sizes alone, and errors against a reference") {
   CHECK(wrong.code == 1);
   CHECK(lines(wrong.err) == 1);
 }
+
+TEST_CASE("cact-quant IN OUT --bits MAP is the short form of requantize") {
+  const fs::path dir = cact::test::scratch_dir("quant-short");
+  const AppRun r = run_app("cact-quant", {tiny(), dir / "q.cact", "--bits", "default=2", "--requantize", "--json"});
+  REQUIRE(r.code == 0);
+  const cact::Model m = cact::Model::open(dir / "q.cact");
+  CHECK(cact::kind_name(m.record(m.canon().layer(0, cact::LayerSlot::q_proj))) == "CQ2");
+  const auto report = nlohmann::json::parse(r.out);
+  CHECK(report.contains("tensors"));
+  const AppRun missing = run_app("cact-quant", {tiny(), dir / "q2.cact"});
+  CHECK(missing.code == 2);
+  CHECK(missing.err == "cact-quant: --bits is required (see --help)\n");
+  CHECK_FALSE(fs::exists(dir / "q2.cact"));
+}
