@@ -67,5 +67,8 @@ TEST_CASE("bad synthetic requests are refused with a clear message") {
   s = synth_preset("micro");
   s.widths = s.widths.with("layer99.q_proj=2");
   CHECK_THROWS_WITH(synth_archive_bytes(s), doctest::Contains("key 'layer99.q_proj' names no CQ tensor"));
+  s = synth_preset("micro");
+  s.geometry.num_layers = 4000000000u;
+  CHECK_THROWS_WITH(synth_archive_bytes(s), doctest::Contains("num_layers 4000000000 is outside 1..64"));
   CHECK_THROWS_WITH(WidthMap::parse("default=7"), doctest::Contains("width must be 1, 2, 3, 4 or ternary"));
 }

@@ -121,10 +121,14 @@ SynthTensors build(const SynthSpec& spec) {
   out.header = spec.geometry;
   out.header.tag = kTagNeedle3;
   out.header.codebook_len = codec::kStoredCodebookLen;
-  const Canon canon = Canon::make(out.header, spec.heads, spec.block_untied);
-  out.header.num_tensors = uint32_t(canon.size());
+  // Check the geometry before laying out its canon: a hostile field (say
+  // num_layers 4e9) must be named, not turned into a huge allocation.
+  out.header.num_tensors = 1;
   const auto problems = check_header(out.header);
   if (!problems.empty()) fail("synthetic geometry: " + problems.front());
+  const Canon canon = Canon::make(out.header, spec.heads, spec.block_untied);
+  out.header.num_tensors = uint32_t(canon.size());
+  if (const auto counted = check_header(out.header); !counted.empty()) fail("synthetic geometry: " + counted.front());
   spec.widths.check_keys(canon);
   out.codebooks = codec::standard_codebooks();
   out.blobs.resize(canon.size());
