@@ -335,40 +335,20 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
   }
 }
 
-template <bool kDotprod, class U, int R, int V>
-void cq_rows(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t v0) {
-  uint32_t r = row_begin;
-  for (; r + R <= row_end; r += R) cq_tile<kDotprod, U, R, V>(c, r, v0);
-  for (; r < row_end; ++r) cq_tile<kDotprod, U, 1, V>(c, r, v0);
-}
+// This ISA's tile for the shared tiling driver (simd_common.h).
+template <bool kDotprod, class U>
+struct Tiles {
+  const MatmulCtx& c;
+  template <int R, int V>
+  void tile(uint32_t r, uint32_t v0) const {
+    cq_tile<kDotprod, U, R, V>(c, r, v0);
+  }
+};
 
-// One vector: tiles of 8 rows. Several: 2x4 tiles (leftovers 2x3, 4x2, 8x1).
 template <bool kDotprod, class U>
 void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t count) {
-  if (count == 1) {
-    cq_rows<kDotprod, U, 8, 1>(c, row_begin, row_end, 0);
-    return;
-  }
-  // Vectors in chunks whose activations stay in L2 (64 KiB) while all rows
-  // pass; within a chunk, steps of 8 rows run every vector block, so a row's
-  // packed bytes come from L1 for all but the first.
-  const uint32_t chunk_budget = uint32_t(64 * 1024 / (1 * size_t(c.in_pad)));
-  const uint32_t chunk = chunk_budget < 4 ? 4 : chunk_budget & ~3u;
-  constexpr uint32_t kStep = 8;
-  for (uint32_t v0 = 0; v0 < count; v0 += chunk) {
-    const uint32_t ve = count - v0 < chunk ? count : v0 + chunk;
-    for (uint32_t r = row_begin; r < row_end; r += kStep) {
-      const uint32_t re = row_end - r < kStep ? row_end : r + kStep;
-      uint32_t v = v0;
-      for (; v + 4 <= ve; v += 4) cq_rows<kDotprod, U, 2, 4>(c, r, re, v);
-      switch (ve - v) {
-        case 3: cq_rows<kDotprod, U, 2, 3>(c, r, re, v); break;
-        case 2: cq_rows<kDotprod, U, 4, 2>(c, r, re, v); break;
-        case 1: cq_rows<kDotprod, U, 8, 1>(c, r, re, v); break;
-        default: break;
-      }
-    }
-  }
+  // L2 budget 64 KiB: each vector keeps its int8 activations.
+  tile_matmul(Tiles<kDotprod, U>{c}, row_begin, row_end, count, uint32_t(64 * 1024 / (1 * size_t(c.in_pad))));
 }
 
 template <bool kDotprod>
