@@ -73,6 +73,14 @@ void AtomicFile::commit() {
     fail(target_.string() + ": cannot rename the finished file into place: " + std::strerror(errno));
   }
   committed_ = true;
+  // Make the rename itself durable: without this a power loss after success
+  // could leave the old target (never a partial one).
+  const std::filesystem::path dir = target_.has_parent_path() ? target_.parent_path() : std::filesystem::path(".");
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
 }
 
 }  // namespace cact
