@@ -113,25 +113,7 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
 }
 
 void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
-  prepare_activations(in, count, out);
-  const uint32_t groups = out.in_pad / kG;
-  alignas(32) float padded[kG];
-  for (uint32_t v = 0; v < count; ++v) {
-    const float* src = x + size_t(v) * in;
-    int8_t* q = activation_q(out) + size_t(v) * out.in_pad;
-    float* scales = activation_scale(out) + size_t(v) * groups;
-    for (uint32_t g = 0; g < groups; ++g) {
-      const uint32_t col = g * kG;
-      if (col + kG <= in) {
-        quantize_group(src + col, q + col, scales + g);
-      } else {
-        const uint32_t n = in - col;
-        std::memcpy(padded, src + col, n * sizeof(float));
-        std::memset(padded + n, 0, (kG - n) * sizeof(float));
-        quantize_group(padded, q + col, scales + g);
-      }
-    }
-  }
+  quantize_activations_by_group<quantize_group>(x, in, count, out);
 }
 
 // ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 
 #include "cact/codec.h"
 #include "cact/kernels.h"
+#include "kernels/scalar.h"
 
 namespace cact::kernels {
 
@@ -130,6 +131,33 @@ inline void permute_activations(const QuantizedActivations& a, const GroupLayout
       const int8_t* s = activation_q(a) + base;
       int8_t* d = out + base;
       for (uint32_t j = 0; j < kSimdGroup; ++j) d[j] = s[layout.perm[j]];
+    }
+  }
+}
+
+// Rotate + quantise `count` vectors group by group with an ISA's
+// `quantize_group(src, q, scale)` (128 floats in); a ragged last group is
+// zero-padded first, as the scalar oracle does.
+template <void (*kQuantizeGroup)(const float*, int8_t*, float*)>
+inline void quantize_activations_by_group(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+  prepare_activations(in, count, out);
+  constexpr uint32_t kG = codec::kGroup;
+  const uint32_t groups = out.in_pad / kG;
+  alignas(32) float padded[kG];
+  for (uint32_t v = 0; v < count; ++v) {
+    const float* src = x + size_t(v) * in;
+    int8_t* q = activation_q(out) + size_t(v) * out.in_pad;
+    float* scales = activation_scale(out) + size_t(v) * groups;
+    for (uint32_t g = 0; g < groups; ++g) {
+      const uint32_t col = g * kG;
+      if (col + kG <= in) {
+        kQuantizeGroup(src + col, q + col, scales + g);
+      } else {
+        const uint32_t n = in - col;
+        std::memcpy(padded, src + col, n * sizeof(float));
+        std::memset(padded + n, 0, (kG - n) * sizeof(float));
+        kQuantizeGroup(padded, q + col, scales + g);
+      }
     }
   }
 }
