@@ -201,40 +201,97 @@ GroupLayout layout_of() {
   });
 }
 
-const GroupLayout& layout_for(uint32_t index_bits) {
-  static const GroupLayout layouts[4] = {layout_of<Unpack1>(), layout_of<Unpack2>(), layout_of<Unpack3>(),
-                                         layout_of<Unpack4>()};
-  return layouts[index_bits - 1];
+// The activation permutation of a layout as a pshufb program: output register
+// k (32 bytes) = OR over the 8 source chunks s (16 bytes, in both lanes) of
+// pshufb(chunk s, mask[k][s]); a mask byte of -128 zeroes the bytes that do
+// not come from chunk s. About 70 instructions per group instead of a
+// 128-byte scalar gather.
+struct PermuteMasks {
+  alignas(32) int8_t m[4][8][32];
+};
+
+PermuteMasks masks_of(const GroupLayout& layout) {
+  PermuteMasks pm{};
+  for (int k = 0; k < 4; ++k) {
+    for (int s = 0; s < 8; ++s) {
+      for (int j = 0; j < 32; ++j) {
+        const int col = layout.perm[32 * k + j];
+        pm.m[k][s][j] = int8_t(col / 16 == s ? col % 16 : -128);
+      }
+    }
+  }
+  return pm;
+}
+
+const PermuteMasks& masks_for(uint32_t index_bits) {
+  static const PermuteMasks masks[4] = {masks_of(layout_of<Unpack1>()), masks_of(layout_of<Unpack2>()),
+                                        masks_of(layout_of<Unpack3>()), masks_of(layout_of<Unpack4>())};
+  return masks[index_bits - 1];
+}
+
+// Permute one group of activations into the unpacker's order (`dst`, 128
+// bytes); with `dst_abs` also store |a| there (the AVX2 dot's unsigned operand).
+inline void permute_group(const PermuteMasks& pm, const int8_t* src, int8_t* dst, uint8_t* dst_abs) {
+  __m256i chunk[8];
+  for (int s = 0; s < 8; ++s) {
+    chunk[s] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * s)));
+  }
+  for (int k = 0; k < 4; ++k) {
+    __m256i o = _mm256_setzero_si256();
+    for (int s = 0; s < 8; ++s) {
+      const __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(pm.m[k][s]));
+      o = _mm256_or_si256(o, _mm256_shuffle_epi8(chunk[s], m));
+    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32 * k), o);
+    if (dst_abs != nullptr) _mm256_store_si256(reinterpret_cast<__m256i*>(dst_abs + 32 * k), _mm256_abs_epi8(o));
+  }
+}
+
+// 128 * (sum of one group's 128 activations): the correction of the biased
+// VNNI dot. sad_epu8 of a ^ 0x80 (= a + 128 as u8) sums 8 bytes at a time.
+inline int32_t bias_correction(const int8_t* src) {
+  const __m256i flip = _mm256_set1_epi8(-128);
+  __m256i sum = _mm256_setzero_si256();
+  for (int k = 0; k < 4; ++k) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32 * k));
+    sum = _mm256_add_epi64(sum, _mm256_sad_epu8(_mm256_xor_si256(x, flip), _mm256_setzero_si256()));
+  }
+  __m128i t = _mm_add_epi64(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+  t = _mm_add_epi64(t, _mm_unpackhi_epi64(t, t));
+  return 128 * (_mm_cvtsi128_si32(t) - 128 * 128);
 }
 
 thread_local SimdScratch tls_scratch;
 
 // ----------------------------------------------------------------------------
-// The integer dot of one group: 4 blocks of 32 weights (int8, |w| <= 127)
-// against 32 activations each. maddubs / dpbusd need one unsigned operand, so
-// it gets |a| and the weights take the sign of a: |a| * sign(a)w = a*w
-// exactly. maddubs pair sums are <= 2*128*127 < 2^15 (no saturation, also for
-// a = -128); dpbusd sums 4 products straight into int32.
+// The integer dot of one group: 4 blocks of 32 weights against 32 activations
+// each. maddubs / dpbusd need one unsigned operand.
+//  - AVX2: |a| times the weights with the sign of a: |a| * sign(a)w = a*w
+//    exactly; maddubs pair sums are <= 2*128*127 < 2^15 (no saturation, also
+//    for a = -128), so the weights must be in [-127, 127].
+//  - VNNI: the table holds the weights biased by +128 as u8 (w + 128 in
+//    0..255, any int8 w), dotted with the signed activations; the tile
+//    subtracts 128 * sum(a) per (vector, group) after the reduction. dpbusd
+//    sums 4 products straight into int32: exact (|sum| < 2^31 by far).
 
 template <Dot kDot>
 inline __m256i dot_group(const __m256i w[4], const uint8_t* abs_a, const int8_t* a) {
   __m256i sum = _mm256_setzero_si256();
   for (int k = 0; k < 4; ++k) {
-    const __m256i ua = _mm256_load_si256(reinterpret_cast<const __m256i*>(abs_a + 32 * k));
     const __m256i sa = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + 32 * k));
-    const __m256i sw = _mm256_sign_epi8(w[k], sa);
     if constexpr (kDot == Dot::kAvx2) {
-      const __m256i p16 = _mm256_maddubs_epi16(ua, sw);
+      const __m256i ua = _mm256_load_si256(reinterpret_cast<const __m256i*>(abs_a + 32 * k));
+      const __m256i p16 = _mm256_maddubs_epi16(ua, _mm256_sign_epi8(w[k], sa));
       sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
     } else if constexpr (kDot == Dot::kAvxVnni) {
 #if defined(__AVXVNNI__)
-      sum = _mm256_dpbusd_avx_epi32(sum, ua, sw);  // 4 products summed in int32: exact
+      sum = _mm256_dpbusd_avx_epi32(sum, w[k], sa);  // biased u8 weights x s8 activations
 #else
       static_assert(kDot != Dot::kAvxVnni, "avx_vnni.cpp needs -mavxvnni");
 #endif
     } else {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-      sum = _mm256_dpbusd_epi32(sum, ua, sw);
+      sum = _mm256_dpbusd_epi32(sum, w[k], sa);
 #else
       static_assert(kDot != Dot::kAvx512Vnni, "avx512_vnni.cpp needs -mavx512vnni -mavx512vl");
 #endif
@@ -260,7 +317,8 @@ struct MatmulCtx {
   size_t row_bytes;
   uint32_t groups, in_pad;
   const int8_t* act;       // permuted activations, [count][in_pad]
-  const uint8_t* act_abs;  // |act|
+  const uint8_t* act_abs;  // |act| (AVX2 only)
+  const int32_t* corr;     // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
   const float* norms;      // float norms of rows [row_begin, row_end): [row - row_begin][groups]
   uint32_t row_begin;
   const float* scales;  // activation scales, [groups][scale_stride(count)]
@@ -308,13 +366,20 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
       for (int k = 0; k < 4; ++k) w[k] = _mm256_shuffle_epi8(c.table, w[k]);
       for (int v = 0; v < V; ++v) {
         const size_t off = size_t(v0 + v) * c.in_pad + size_t(g) * kG;
-        dots[v * R + r] = dot_group<kDot>(w, c.act_abs + off, c.act + off);
+        dots[v * R + r] = dot_group<kDot>(w, kDot == Dot::kAvx2 ? c.act_abs + off : nullptr, c.act + off);
       }
     }
     const __m256 norm = _mm256_i32gather_ps(norms + g, norm_index, 4);
     const __m256 scale =
         _mm256_permutevar8x32_ps(_mm256_loadu_ps(c.scales + g * c.scale_stride + v0), scale_index);
-    const __m256 d = _mm256_cvtepi32_ps(reduce8(dots));
+    __m256i idots = reduce8(dots);
+    if constexpr (kDot != Dot::kAvx2) {
+      idots = _mm256_sub_epi32(idots, _mm256_permutevar8x32_epi32(
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                              c.corr + g * c.scale_stride + v0)),
+                                          scale_index));
+    }
+    const __m256 d = _mm256_cvtepi32_ps(idots);
     acc = _mm256_add_ps(acc, _mm256_mul_ps(d, _mm256_mul_ps(norm, scale)));
   }
   alignas(32) float res[8];
@@ -336,35 +401,49 @@ struct Tiles {
 
 template <Dot kDot, class U>
 void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t count) {
-  // L2 budget 96 KiB: each vector keeps its activations and their absolute values.
-  tile_matmul(Tiles<kDot, U>{c}, row_begin, row_end, count, uint32_t(96 * 1024 / (2 * size_t(c.in_pad))));
+  // L2 budget 96 KiB: each vector keeps its activations (AVX2: and their absolute values).
+  const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(c.in_pad);
+  tile_matmul(Tiles<kDot, U>{c}, row_begin, row_end, count, uint32_t(96 * 1024 / per_vector));
 }
 
 template <Dot kDot>
 void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
                     uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride) {
   if (row_begin >= row_end || a.count == 0) return;
-  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/true)) {
+  // The VNNI dot takes any int8 weight (biased table); AVX2 needs |w| <= 127.
+  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/kDot == Dot::kAvx2)) {
     scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
     return;
   }
+  constexpr bool kAbs = kDot == Dot::kAvx2;
   const uint32_t iw = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
   const uint32_t rows = row_end - row_begin;
   const size_t act_bytes = size_t(a.count) * w.in_pad;
   const size_t norm_count = size_t(rows) * groups;
-  const size_t scale_bytes = size_t(groups) * scale_stride(a.count) * sizeof(float);
+  const size_t stride = scale_stride(a.count);
+  const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
+  const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes);
   auto* base = static_cast<uint8_t*>(
-      tls_scratch.get(2 * round_up64(act_bytes) + round_up64(norm_count * sizeof(float)) + scale_bytes));
+      tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes));
   auto* act = reinterpret_cast<int8_t*>(base);
-  uint8_t* act_abs = base + round_up64(act_bytes);
-  auto* norms = reinterpret_cast<float*>(base + 2 * round_up64(act_bytes));
-  auto* scales = reinterpret_cast<float*>(base + 2 * round_up64(act_bytes) + round_up64(norm_count * sizeof(float)));
+  uint8_t* act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
+  auto* norms = reinterpret_cast<float*>(base + act_total);
+  auto* scales = reinterpret_cast<float*>(base + act_total + round_up64(norm_count * sizeof(float)));
+  auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
 
-  permute_activations(a, layout_for(iw), act);
-  for (size_t i = 0; i < act_bytes; i += 32) {  // act_bytes is a multiple of 128
-    const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + i));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(act_abs + i), _mm256_abs_epi8(v));
+  const PermuteMasks& pm = masks_for(iw);
+  for (uint32_t v = 0; v < a.count; ++v) {
+    for (uint32_t g = 0; g < groups; ++g) {
+      const size_t off = size_t(v) * w.in_pad + size_t(g) * kG;
+      permute_group(pm, activation_q(a) + off, act + off, kAbs ? act_abs + off : nullptr);
+      if constexpr (!kAbs) corr[g * stride + v] = bias_correction(activation_q(a) + off);
+    }
+  }
+  if constexpr (!kAbs) {
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (size_t v = a.count; v < stride; ++v) corr[g * stride + v] = 0;
+    }
   }
   // The norms of the row range are contiguous FP16: convert 8 at a time.
   const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
@@ -377,6 +456,9 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
+  if constexpr (!kAbs) {
+    for (int e = 0; e < 16; ++e) table[e] = int8_t(uint8_t(table[e]) ^ 0x80);  // w + 128 as u8
+  }
   MatmulCtx c{};
   c.packed = w.packed;
   c.row_bytes = w.row_bytes;
@@ -384,10 +466,11 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.in_pad = w.in_pad;
   c.act = act;
   c.act_abs = act_abs;
+  c.corr = corr;
   c.norms = norms;
   c.row_begin = row_begin;
   c.scales = scales;
-  c.scale_stride = scale_stride(a.count);
+  c.scale_stride = stride;
   c.table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
   c.cb_scale = cb.scale;
   c.y = y;
