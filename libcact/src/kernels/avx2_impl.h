@@ -123,32 +123,61 @@ void quantize_activations(const float* x, uint32_t in, uint32_t count, Quantized
 // activations is derived once by running the unpacker itself (derive_group_layout),
 // so the two can never disagree.
 
+// Weight lookup. Each unpacker turns one group's packed bytes straight into
+// four registers of 32 int8 weights: nibble indices (0..15) go through up to
+// four 16-entry pshufb tables derived from the code table `e` by `tables`, so
+// one index can serve several codes (a CQ2 nibble holds two crumbs, a CQ1
+// nibble four bits).
+
+inline __m256i broadcast_table(const int8_t t[16]) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
+}
+
 struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
   static constexpr uint32_t kBits = 1, kBytes = 16;
-  static void codes(const uint8_t* p, __m256i c[4]) {
-    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i one = _mm256_set1_epi8(1);
-    for (int k = 0; k < 4; ++k) {  // low half: bit k, high half: bit k + 4
-      const __m256i shift = _mm256_setr_epi32(k, k, k, k, k + 4, k + 4, k + 4, k + 4);
-      c[k] = _mm256_and_si256(_mm256_srlv_epi32(b, shift), one);
+  static void tables(const int8_t e[16], __m256i t[4]) {  // t[k][n] = entry of bit k of nibble n
+    for (int k = 0; k < 4; ++k) {
+      int8_t tk[16];
+      for (int n = 0; n < 16; ++n) tk[n] = e[(n >> k) & 1];
+      t[k] = broadcast_table(tk);
     }
+  }
+  static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
+    // Low lane: low nibbles (bits 0..3 of byte j), high lane: high nibbles.
+    const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i nib = _mm256_and_si256(_mm256_srlv_epi32(b, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)),
+                                         _mm256_set1_epi8(0x0F));
+    for (int k = 0; k < 4; ++k) w[k] = _mm256_shuffle_epi8(t[k], nib);
   }
 };
 
 struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
   static constexpr uint32_t kBits = 2, kBytes = 32;
-  static void codes(const uint8_t* p, __m256i c[4]) {
+  static void tables(const int8_t e[16], __m256i t[4]) {  // t[0][n] = crumb 0 of n, t[1][n] = crumb 1
+    int8_t t0[16], t1[16];
+    for (int n = 0; n < 16; ++n) {
+      t0[n] = e[n & 3];
+      t1[n] = e[n >> 2];
+    }
+    t[0] = broadcast_table(t0);
+    t[1] = broadcast_table(t1);
+    t[2] = t[3] = t[0];
+  }
+  static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i three = _mm256_set1_epi8(3);
-    c[0] = _mm256_and_si256(b, three);
-    c[1] = _mm256_and_si256(_mm256_srli_epi16(b, 2), three);
-    c[2] = _mm256_and_si256(_mm256_srli_epi16(b, 4), three);
-    c[3] = _mm256_and_si256(_mm256_srli_epi16(b, 6), three);
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    const __m256i lo = _mm256_and_si256(b, nib);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), nib);
+    w[0] = _mm256_shuffle_epi8(t[0], lo);
+    w[1] = _mm256_shuffle_epi8(t[1], lo);
+    w[2] = _mm256_shuffle_epi8(t[0], hi);
+    w[3] = _mm256_shuffle_epi8(t[1], hi);
   }
 };
 
 struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
   static constexpr uint32_t kBits = 3, kBytes = 48;
+  static void tables(const int8_t e[16], __m256i t[4]) { t[0] = t[1] = t[2] = t[3] = broadcast_table(e); }
   // Four 3-bit fields at bits 0, 3, 6, 9 of each dword -> bytes 0..3.
   static __m256i spread4(__m256i d) {
     const __m256i m0 = _mm256_set1_epi32(0x7);
@@ -160,7 +189,7 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
                                       _mm256_and_si256(_mm256_slli_epi32(d, 15), m3));
     return _mm256_or_si256(a, b);
   }
-  static void codes(const uint8_t* p, __m256i c[4]) {
+  static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
     // Dword t of each 128-bit lane = one 24-bit triplet. The last lane is
     // loaded from byte 32 (not 36) so no byte past the group is read.
     const __m256i ctrl_a = _mm256_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,  //
@@ -172,31 +201,37 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
     const __m256i rb = _mm256_set_m128i(load16(p + 32), load16(p + 24));
     const __m256i da = _mm256_shuffle_epi8(ra, ctrl_a);
     const __m256i db = _mm256_shuffle_epi8(rb, ctrl_b);
-    c[0] = spread4(da);
-    c[1] = spread4(_mm256_srli_epi32(da, 12));
-    c[2] = spread4(db);
-    c[3] = spread4(_mm256_srli_epi32(db, 12));
+    w[0] = _mm256_shuffle_epi8(t[0], spread4(da));
+    w[1] = _mm256_shuffle_epi8(t[0], spread4(_mm256_srli_epi32(da, 12)));
+    w[2] = _mm256_shuffle_epi8(t[0], spread4(db));
+    w[3] = _mm256_shuffle_epi8(t[0], spread4(_mm256_srli_epi32(db, 12)));
   }
 };
 
 struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
   static constexpr uint32_t kBits = 4, kBytes = 64;
-  static void codes(const uint8_t* p, __m256i c[4]) {
+  static void tables(const int8_t e[16], __m256i t[4]) { t[0] = t[1] = t[2] = t[3] = broadcast_table(e); }
+  static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
     const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
     const __m256i nib = _mm256_set1_epi8(0x0F);
-    c[0] = _mm256_and_si256(lo, nib);
-    c[1] = _mm256_and_si256(_mm256_srli_epi16(lo, 4), nib);
-    c[2] = _mm256_and_si256(hi, nib);
-    c[3] = _mm256_and_si256(_mm256_srli_epi16(hi, 4), nib);
+    w[0] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(lo, nib));
+    w[1] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(_mm256_srli_epi16(lo, 4), nib));
+    w[2] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(hi, nib));
+    w[3] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(_mm256_srli_epi16(hi, 4), nib));
   }
 };
 
+// The column order of an unpacker, derived by running it with the identity
+// code table (entry = code), so the weights come out as the codes themselves.
 template <class U>
 GroupLayout layout_of() {
   return derive_group_layout<U::kBits>([](const uint8_t* packed, uint8_t* out) {
-    __m256i c[4];
-    U::codes(packed, c);
+    int8_t identity[16];
+    for (int n = 0; n < 16; ++n) identity[n] = int8_t(n);
+    __m256i t[4], c[4];
+    U::tables(identity, t);
+    U::weights(packed, t, c);
     for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32 * k), c[k]);
   });
 }
@@ -323,7 +358,7 @@ struct MatmulCtx {
   uint32_t row_begin;
   const float* scales;  // activation scales, [groups][scale_stride(count)]
   size_t scale_stride;
-  __m256i table;  // int8 codebook entries by code, in both lanes
+  __m256i tables[4];  // the unpacker's lookup tables (VNNI: entries biased by +128)
   float cb_scale;
   float* y;
   size_t y_stride;
@@ -362,8 +397,7 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
     for (int l = P; l < 8; ++l) dots[l] = _mm256_setzero_si256();
     for (int r = 0; r < R; ++r) {
       __m256i w[4];
-      U::codes(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, w);
-      for (int k = 0; k < 4; ++k) w[k] = _mm256_shuffle_epi8(c.table, w[k]);
+      U::weights(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, c.tables, w);
       for (int v = 0; v < V; ++v) {
         const size_t off = size_t(v0 + v) * c.in_pad + size_t(g) * kG;
         dots[v * R + r] = dot_group<kDot>(w, kDot == Dot::kAvx2 ? c.act_abs + off : nullptr, c.act + off);
@@ -400,7 +434,8 @@ struct Tiles {
 };
 
 template <Dot kDot, class U>
-void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t count) {
+void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
+  U::tables(table, c.tables);
   // L2 budget 96 KiB: each vector keeps its activations (AVX2: and their absolute values).
   const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(c.in_pad);
   tile_matmul(Tiles<kDot, U>{c}, row_begin, row_end, count, uint32_t(96 * 1024 / per_vector));
@@ -471,15 +506,14 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.row_begin = row_begin;
   c.scales = scales;
   c.scale_stride = stride;
-  c.table = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table)));
   c.cb_scale = cb.scale;
   c.y = y;
   c.y_stride = y_stride;
   switch (iw) {
-    case 1: cq_matmul_width<kDot, Unpack1>(c, row_begin, row_end, a.count); break;
-    case 2: cq_matmul_width<kDot, Unpack2>(c, row_begin, row_end, a.count); break;
-    case 3: cq_matmul_width<kDot, Unpack3>(c, row_begin, row_end, a.count); break;
-    default: cq_matmul_width<kDot, Unpack4>(c, row_begin, row_end, a.count); break;
+    case 1: cq_matmul_width<kDot, Unpack1>(c, table, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDot, Unpack2>(c, table, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDot, Unpack3>(c, table, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDot, Unpack4>(c, table, row_begin, row_end, a.count); break;
   }
 }
 
