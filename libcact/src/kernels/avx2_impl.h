@@ -309,6 +309,28 @@ thread_local SimdScratch tls_scratch;
 //    subtracts 128 * sum(a) per (vector, group) after the reduction. dpbusd
 //    sums 4 products straight into int32: exact (|sum| < 2^31 by far).
 
+// u8 x s8 products, 4 summed into each int32 lane (VPDPBUSD, VEX or EVEX).
+template <Dot kDot>
+inline __m256i dpbusd(__m256i acc, __m256i u, __m256i s) {
+  static_assert(kDot != Dot::kAvx2, "no VPDPBUSD in the AVX2 table");
+  if constexpr (kDot == Dot::kAvxVnni) {
+#if defined(__AVXVNNI__)
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+    static_assert(kDot != Dot::kAvxVnni, "avx_vnni.cpp needs -mavxvnni");
+#endif
+  } else {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    return _mm256_dpbusd_epi32(acc, u, s);
+#else
+    static_assert(kDot != Dot::kAvx512Vnni, "avx512_vnni.cpp needs -mavx512vnni -mavx512vl");
+#endif
+  }
+  (void)u;
+  (void)s;
+  return acc;
+}
+
 template <Dot kDot>
 inline __m256i dot_group(const __m256i w[4], const uint8_t* abs_a, const int8_t* a) {
   __m256i sum = _mm256_setzero_si256();
@@ -318,18 +340,8 @@ inline __m256i dot_group(const __m256i w[4], const uint8_t* abs_a, const int8_t*
       const __m256i ua = _mm256_load_si256(reinterpret_cast<const __m256i*>(abs_a + 32 * k));
       const __m256i p16 = _mm256_maddubs_epi16(ua, _mm256_sign_epi8(w[k], sa));
       sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
-    } else if constexpr (kDot == Dot::kAvxVnni) {
-#if defined(__AVXVNNI__)
-      sum = _mm256_dpbusd_avx_epi32(sum, w[k], sa);  // biased u8 weights x s8 activations
-#else
-      static_assert(kDot != Dot::kAvxVnni, "avx_vnni.cpp needs -mavxvnni");
-#endif
     } else {
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-      sum = _mm256_dpbusd_epi32(sum, w[k], sa);
-#else
-      static_assert(kDot != Dot::kAvx512Vnni, "avx512_vnni.cpp needs -mavx512vnni -mavx512vl");
-#endif
+      sum = dpbusd<kDot>(sum, w[k], sa);  // biased u8 weights x s8 activations
     }
   }
   return sum;
@@ -518,8 +530,13 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 }
 
 // ----------------------------------------------------------------------------
-// int8 dots over the KV cache: full int8 range (-128 included), so sign-extend
-// to int16 and madd (exact; pair sums <= 2*128*128 fit int32).
+// int8 dots over the KV cache: full int8 range (-128 included) on both sides.
+// Rows go in blocks of 8 with one reduce8 per block (leftover rows alone);
+// the first n & ~15 elements are vectorised, the rest added in scalar code.
+//  - AVX2: sign-extend 16 elements to int16 and madd (pair sums <= 2*128*128
+//    fit int32); q is widened once per block step for all 8 rows.
+//  - VNNI: dpbusd of k ^ 0x80 (= k + 128 as u8) against signed q, minus
+//    128 * sum(q) over the vectorised part, computed once per call. Exact.
 
 inline int32_t hsum_epi32(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -528,29 +545,68 @@ inline int32_t hsum_epi32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-inline __m256i madd16(const int8_t* p, const int8_t* q) {
-  const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  const __m256i b = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
-  return _mm256_madd_epi16(a, b);
+// acc[j] (8 int32 lanes) = partial sums of row j's dot over the first nv elements
+// (nv a multiple of 16); VNNI sums are biased by 128 * sum(q[0..nv)).
+template <Dot kDot, int N>
+inline void dot_rows(const int8_t* q, const int8_t* k, size_t stride, uint32_t nv, __m256i acc[N]) {
+  for (int j = 0; j < N; ++j) acc[j] = _mm256_setzero_si256();
+  auto load16 = [](const int8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+  if constexpr (kDot == Dot::kAvx2) {
+    for (uint32_t i = 0; i < nv; i += 16) {
+      const __m256i q16 = _mm256_cvtepi8_epi16(load16(q + i));
+      for (int j = 0; j < N; ++j) {
+        const __m256i k16 = _mm256_cvtepi8_epi16(load16(k + j * stride + i));
+        acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(k16, q16));
+      }
+    }
+  } else {
+    const __m256i flip = _mm256_set1_epi8(-128);
+    uint32_t i = 0;
+    for (; i + 32 <= nv; i += 32) {
+      const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
+      for (int j = 0; j < N; ++j) {
+        const __m256i kv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + j * stride + i));
+        acc[j] = dpbusd<kDot>(acc[j], _mm256_xor_si256(kv, flip), qv);
+      }
+    }
+    if (i < nv) {  // 16 left: upper halves zero (k ^ 0x80 = 128 there, times q = 0)
+      const __m256i qv = _mm256_zextsi128_si256(load16(q + i));
+      for (int j = 0; j < N; ++j) {
+        const __m256i kv = _mm256_zextsi128_si256(load16(k + j * stride + i));
+        acc[j] = dpbusd<kDot>(acc[j], _mm256_xor_si256(kv, flip), qv);
+      }
+    }
+  }
 }
 
+template <Dot kDot>
 void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  for (uint32_t r = 0; r < rows; ++r) {
+  const uint32_t nv = n & ~15u;
+  int32_t bias = 0;
+  if constexpr (kDot != Dot::kAvx2) {
+    for (uint32_t i = 0; i < nv; ++i) bias += q[i];
+    bias *= 128;
+  }
+  auto tail = [&](uint32_t r) {
     const int8_t* kr = k + size_t(r) * stride;
-    __m256i acc0 = _mm256_setzero_si256();
-    __m256i acc1 = _mm256_setzero_si256();
-    uint32_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-      acc0 = _mm256_add_epi32(acc0, madd16(q + i, kr + i));
-      acc1 = _mm256_add_epi32(acc1, madd16(q + i + 16, kr + i + 16));
+    int32_t sum = 0;
+    for (uint32_t i = nv; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
+    return sum;
+  };
+  uint32_t r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    __m256i acc[8];
+    dot_rows<kDot, 8>(q, k + size_t(r) * stride, stride, nv, acc);
+    const __m256i sums = _mm256_sub_epi32(reduce8(acc), _mm256_set1_epi32(bias));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r), sums);
+    if (nv < n) {
+      for (uint32_t j = r; j < r + 8; ++j) out[j] += tail(j);
     }
-    if (i + 16 <= n) {
-      acc0 = _mm256_add_epi32(acc0, madd16(q + i, kr + i));
-      i += 16;
-    }
-    int32_t sum = hsum_epi32(_mm256_add_epi32(acc0, acc1));
-    for (; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
-    out[r] = sum;
+  }
+  for (; r < rows; ++r) {
+    __m256i acc[1];
+    dot_rows<kDot, 1>(q, k + size_t(r) * stride, stride, nv, acc);
+    out[r] = hsum_epi32(acc[0]) - bias + tail(r);
   }
 }
 

@@ -12,7 +12,8 @@ namespace cact::kernels {
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.
 extern const KernelTable kAvx512VnniKernels;
 const KernelTable kAvx512VnniKernels{"avx512-vnni", x86::quantize_activations,
-                                     x86::cq_matmul<x86::Dot::kAvx512Vnni>, x86::int8_dots};
+                                     x86::cq_matmul<x86::Dot::kAvx512Vnni>,
+                                     x86::int8_dots<x86::Dot::kAvx512Vnni>};
 
 }  // namespace cact::kernels
 #endif
