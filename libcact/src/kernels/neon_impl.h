@@ -84,38 +84,55 @@ void quantize_activations(const float* x, uint32_t in, uint32_t count, Quantized
 }
 
 // ----------------------------------------------------------------------------
-// Index unpacking: one group's packed bytes -> eight registers of 16 codes.
-// Column order inside is whatever is cheapest; the activations are permuted
-// to match by a layout derived from the unpacker itself.
+// Weight lookup: one group's packed bytes -> eight registers of 16 int8
+// weights. Nibble indices (0..15) go through up to four 16-entry tbl tables
+// derived from the code table `e` by `tables`, so one index can serve several
+// codes (a CQ2 nibble holds two crumbs, a CQ1 nibble four bits). Column order
+// inside is whatever is cheapest; the activations are permuted to match by a
+// layout derived from the unpacker itself.
 
 struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
   static constexpr uint32_t kBits = 1;
   static constexpr size_t kBytes = 16;
-  static void codes(const uint8_t* p, uint8x16_t c[8]) {
+  static void tables(const int8_t e[16], int8x16_t t[4]) {  // t[k][n] = entry of bit k of nibble n
+    for (int k = 0; k < 4; ++k) {
+      int8_t tk[16];
+      for (int n = 0; n < 16; ++n) tk[n] = e[(n >> k) & 1];
+      t[k] = vld1q_s8(tk);
+    }
+  }
+  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     const uint8x16_t b = vld1q_u8(p);
-    const uint8x16_t one = vdupq_n_u8(1);
-    c[0] = vandq_u8(b, one);
-    c[1] = vandq_u8(vshrq_n_u8(b, 1), one);
-    c[2] = vandq_u8(vshrq_n_u8(b, 2), one);
-    c[3] = vandq_u8(vshrq_n_u8(b, 3), one);
-    c[4] = vandq_u8(vshrq_n_u8(b, 4), one);
-    c[5] = vandq_u8(vshrq_n_u8(b, 5), one);
-    c[6] = vandq_u8(vshrq_n_u8(b, 6), one);
-    c[7] = vshrq_n_u8(b, 7);
+    const uint8x16_t lo = vandq_u8(b, vdupq_n_u8(0x0F));
+    const uint8x16_t hi = vshrq_n_u8(b, 4);
+    for (int k = 0; k < 4; ++k) {
+      w[k] = vqtbl1q_s8(t[k], lo);
+      w[k + 4] = vqtbl1q_s8(t[k], hi);
+    }
   }
 };
 
 struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
   static constexpr uint32_t kBits = 2;
   static constexpr size_t kBytes = 32;
-  static void codes(const uint8_t* p, uint8x16_t c[8]) {
-    const uint8x16_t three = vdupq_n_u8(3);
+  static void tables(const int8_t e[16], int8x16_t t[4]) {  // t[0][n] = crumb 0 of n, t[1][n] = crumb 1
+    int8_t t0[16], t1[16];
+    for (int n = 0; n < 16; ++n) {
+      t0[n] = e[n & 3];
+      t1[n] = e[n >> 2];
+    }
+    t[0] = t[2] = vld1q_s8(t0);
+    t[1] = t[3] = vld1q_s8(t1);
+  }
+  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     for (int h = 0; h < 2; ++h) {
       const uint8x16_t b = vld1q_u8(p + 16 * h);
-      c[4 * h + 0] = vandq_u8(b, three);
-      c[4 * h + 1] = vandq_u8(vshrq_n_u8(b, 2), three);
-      c[4 * h + 2] = vandq_u8(vshrq_n_u8(b, 4), three);
-      c[4 * h + 3] = vshrq_n_u8(b, 6);
+      const uint8x16_t lo = vandq_u8(b, vdupq_n_u8(0x0F));
+      const uint8x16_t hi = vshrq_n_u8(b, 4);
+      w[4 * h + 0] = vqtbl1q_s8(t[0], lo);
+      w[4 * h + 1] = vqtbl1q_s8(t[1], lo);
+      w[4 * h + 2] = vqtbl1q_s8(t[0], hi);
+      w[4 * h + 3] = vqtbl1q_s8(t[1], hi);
     }
   }
 };
@@ -123,6 +140,7 @@ struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
 struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
   static constexpr uint32_t kBits = 3;
   static constexpr size_t kBytes = 48;
+  static void tables(const int8_t e[16], int8x16_t t[4]) { t[0] = t[1] = t[2] = t[3] = vld1q_s8(e); }
   // Four 3-bit fields at bits 0, 3, 6, 9 of each 32-bit lane -> its bytes 0..3.
   static uint8x16_t spread4(uint32x4_t d) {
     const uint32x4_t a = vorrq_u32(vandq_u32(d, vdupq_n_u32(0x7)), vandq_u32(vshlq_n_u32(d, 5), vdupq_n_u32(0x700)));
@@ -130,52 +148,87 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
                                    vandq_u32(vshlq_n_u32(d, 15), vdupq_n_u32(0x7000000)));
     return vreinterpretq_u8_u32(vorrq_u32(a, b));
   }
-  static void codes(const uint8_t* p, uint8x16_t c[8]) {
+  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     // Lane t of each chunk = one 24-bit triplet. The last chunk is loaded
     // from byte 32 (not 36) so no byte past the group is read.
     const uint8x16_t ctrl = {0, 1, 2, 0xFF, 3, 4, 5, 0xFF, 6, 7, 8, 0xFF, 9, 10, 11, 0xFF};
     const uint8x16_t ctrl_last = {4, 5, 6, 0xFF, 7, 8, 9, 0xFF, 10, 11, 12, 0xFF, 13, 14, 15, 0xFF};
-    const uint32x4_t d0 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p), ctrl));
-    const uint32x4_t d1 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 12), ctrl));
-    const uint32x4_t d2 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 24), ctrl));
-    const uint32x4_t d3 = vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 32), ctrl_last));
-    c[0] = spread4(d0);
-    c[1] = spread4(vshrq_n_u32(d0, 12));
-    c[2] = spread4(d1);
-    c[3] = spread4(vshrq_n_u32(d1, 12));
-    c[4] = spread4(d2);
-    c[5] = spread4(vshrq_n_u32(d2, 12));
-    c[6] = spread4(d3);
-    c[7] = spread4(vshrq_n_u32(d3, 12));
+    const uint32x4_t d[4] = {vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p), ctrl)),
+                             vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 12), ctrl)),
+                             vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 24), ctrl)),
+                             vreinterpretq_u32_u8(vqtbl1q_u8(vld1q_u8(p + 32), ctrl_last))};
+    for (int h = 0; h < 4; ++h) {
+      w[2 * h] = vqtbl1q_s8(t[0], spread4(d[h]));
+      w[2 * h + 1] = vqtbl1q_s8(t[0], spread4(vshrq_n_u32(d[h], 12)));
+    }
   }
 };
 
 struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
   static constexpr uint32_t kBits = 4;
   static constexpr size_t kBytes = 64;
-  static void codes(const uint8_t* p, uint8x16_t c[8]) {
-    const uint8x16_t nib = vdupq_n_u8(0x0F);
+  static void tables(const int8_t e[16], int8x16_t t[4]) { t[0] = t[1] = t[2] = t[3] = vld1q_s8(e); }
+  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     for (int h = 0; h < 4; ++h) {
       const uint8x16_t b = vld1q_u8(p + 16 * h);
-      c[2 * h] = vandq_u8(b, nib);
-      c[2 * h + 1] = vshrq_n_u8(b, 4);
+      w[2 * h] = vqtbl1q_s8(t[0], vandq_u8(b, vdupq_n_u8(0x0F)));
+      w[2 * h + 1] = vqtbl1q_s8(t[0], vshrq_n_u8(b, 4));
     }
   }
 };
 
+// The column order of an unpacker, derived by running it with the identity
+// code table (entry = code), so the weights come out as the codes themselves.
 template <class U>
 GroupLayout layout_of() {
   return derive_group_layout<U::kBits>([](const uint8_t* packed, uint8_t* out) {
-    uint8x16_t c[8];
-    U::codes(packed, c);
-    for (int k = 0; k < 8; ++k) vst1q_u8(out + 16 * k, c[k]);
+    int8_t identity[16];
+    for (int n = 0; n < 16; ++n) identity[n] = int8_t(n);
+    int8x16_t t[4], c[8];
+    U::tables(identity, t);
+    U::weights(packed, t, c);
+    for (int k = 0; k < 8; ++k) vst1q_s8(reinterpret_cast<int8_t*>(out) + 16 * k, c[k]);
   });
 }
 
-const GroupLayout& layout_for(uint32_t index_bits) {
-  static const GroupLayout layouts[4] = {layout_of<Unpack1>(), layout_of<Unpack2>(), layout_of<Unpack3>(),
-                                         layout_of<Unpack4>()};
-  return layouts[index_bits - 1];
+// The activation permutation of a layout as tbl indices: output byte j of the
+// group = source byte perm[j], looked up with TBL over the first 64 source
+// bytes (index >= 64 gives 0) and TBX over the last 64 (index - 64; an
+// out-of-range index keeps the TBL result): 16 instructions per group.
+struct PermuteIndices {
+  uint8_t lo[kG], hi[kG];
+};
+
+PermuteIndices indices_of(const GroupLayout& layout) {
+  PermuteIndices pi{};
+  for (uint32_t j = 0; j < kG; ++j) {
+    const uint8_t col = layout.perm[j];
+    pi.lo[j] = col < 64 ? col : 0xFF;
+    pi.hi[j] = col >= 64 ? uint8_t(col - 64) : 0xFF;
+  }
+  return pi;
+}
+
+const PermuteIndices& indices_for(uint32_t index_bits) {
+  static const PermuteIndices indices[4] = {indices_of(layout_of<Unpack1>()), indices_of(layout_of<Unpack2>()),
+                                            indices_of(layout_of<Unpack3>()), indices_of(layout_of<Unpack4>())};
+  return indices[index_bits - 1];
+}
+
+inline void permute_group(const PermuteIndices& pi, const int8_t* src, int8_t* dst) {
+  int8x16x4_t lo, hi;
+  lo.val[0] = vld1q_s8(src);
+  lo.val[1] = vld1q_s8(src + 16);
+  lo.val[2] = vld1q_s8(src + 32);
+  lo.val[3] = vld1q_s8(src + 48);
+  hi.val[0] = vld1q_s8(src + 64);
+  hi.val[1] = vld1q_s8(src + 80);
+  hi.val[2] = vld1q_s8(src + 96);
+  hi.val[3] = vld1q_s8(src + 112);
+  for (uint32_t j = 0; j < kG; j += 16) {
+    const int8x16_t t = vqtbl4q_s8(lo, vld1q_u8(pi.lo + j));
+    vst1q_s8(dst + j, vqtbx4q_s8(t, hi, vld1q_u8(pi.hi + j)));
+  }
 }
 
 thread_local SimdScratch tls_scratch;
@@ -219,7 +272,7 @@ struct MatmulCtx {
   uint32_t row_begin;
   const float* scales;  // activation scales, [groups][scale_stride(count)]
   size_t scale_stride;
-  int8x16_t table;  // int8 codebook entries by code
+  int8x16_t tables[4];  // the unpacker's lookup tables
   float cb_scale;
   float* y;
   size_t y_stride;
@@ -290,10 +343,8 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
     int32x4_t dots[8];
     for (int l = P; l < 8; ++l) dots[l] = vdupq_n_s32(0);
     for (int r = 0; r < R; ++r) {
-      uint8x16_t codes[8];
-      U::codes(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, codes);
       int8x16_t w[8];
-      for (int k = 0; k < 8; ++k) w[k] = vqtbl1q_s8(c.table, codes[k]);
+      U::weights(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, c.tables, w);
       for (int v = 0; v < V; ++v) {
         dots[v * R + r] = dot_group<kDotprod>(w, c.act + size_t(v0 + v) * c.in_pad + size_t(g) * kG);
       }
@@ -328,7 +379,8 @@ struct Tiles {
 };
 
 template <bool kDotprod, class U>
-void cq_matmul_width(const MatmulCtx& c, uint32_t row_begin, uint32_t row_end, uint32_t count) {
+void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
+  U::tables(table, c.tables);
   // L2 budget 64 KiB: each vector keeps its int8 activations.
   tile_matmul(Tiles<kDotprod, U>{c}, row_begin, row_end, count, uint32_t(64 * 1024 / (1 * size_t(c.in_pad))));
 }
@@ -352,7 +404,8 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   auto* norms = reinterpret_cast<float*>(base + round_up64(act_bytes));
   auto* scales = reinterpret_cast<float*>(base + round_up64(act_bytes) + round_up64(norm_count * sizeof(float)));
 
-  permute_activations(a, layout_for(iw), act);
+  const PermuteIndices& pi = indices_for(iw);
+  for (size_t off = 0; off < act_bytes; off += kG) permute_group(pi, activation_q(a) + off, act + off);
   // The norms of the row range are contiguous FP16: convert 4 at a time.
   const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
   size_t i = 0;
@@ -374,15 +427,14 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.row_begin = row_begin;
   c.scales = scales;
   c.scale_stride = scale_stride(a.count);
-  c.table = vld1q_s8(table);
   c.cb_scale = cb.scale;
   c.y = y;
   c.y_stride = y_stride;
   switch (iw) {
-    case 1: cq_matmul_width<kDotprod, Unpack1>(c, row_begin, row_end, a.count); break;
-    case 2: cq_matmul_width<kDotprod, Unpack2>(c, row_begin, row_end, a.count); break;
-    case 3: cq_matmul_width<kDotprod, Unpack3>(c, row_begin, row_end, a.count); break;
-    default: cq_matmul_width<kDotprod, Unpack4>(c, row_begin, row_end, a.count); break;
+    case 1: cq_matmul_width<kDotprod, Unpack1>(c, table, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDotprod, Unpack2>(c, table, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDotprod, Unpack3>(c, table, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDotprod, Unpack4>(c, table, row_begin, row_end, a.count); break;
   }
 }
 
@@ -400,23 +452,41 @@ inline int32x4_t dot16_full(int32x4_t acc, int8x16_t a, int8x16_t b) {
   }
 }
 
+// acc[j] = 4 partial sums of row j's dot over the first nv elements (nv a
+// multiple of 16); q is loaded once per step for all N rows.
+template <bool kDotprod, int N>
+inline void dot_rows(const int8_t* q, const int8_t* k, size_t stride, uint32_t nv, int32x4_t acc[N]) {
+  for (int j = 0; j < N; ++j) acc[j] = vdupq_n_s32(0);
+  for (uint32_t i = 0; i < nv; i += 16) {
+    const int8x16_t qv = vld1q_s8(q + i);
+    for (int j = 0; j < N; ++j) acc[j] = dot16_full<kDotprod>(acc[j], qv, vld1q_s8(k + j * stride + i));
+  }
+}
+
+// Rows in blocks of 4 (one ADDP tree per block), leftovers alone; the first
+// n & ~15 elements vectorised, the rest in scalar code.
 template <bool kDotprod>
 void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  for (uint32_t r = 0; r < rows; ++r) {
+  const uint32_t nv = n & ~15u;
+  auto tail = [&](uint32_t r) {
     const int8_t* kr = k + size_t(r) * stride;
-    int32x4_t acc0 = vdupq_n_s32(0), acc1 = vdupq_n_s32(0);
-    uint32_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-      acc0 = dot16_full<kDotprod>(acc0, vld1q_s8(q + i), vld1q_s8(kr + i));
-      acc1 = dot16_full<kDotprod>(acc1, vld1q_s8(q + i + 16), vld1q_s8(kr + i + 16));
+    int32_t sum = 0;
+    for (uint32_t i = nv; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
+    return sum;
+  };
+  uint32_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    int32x4_t acc[4];
+    dot_rows<kDotprod, 4>(q, k + size_t(r) * stride, stride, nv, acc);
+    vst1q_s32(out + r, vpaddq_s32(vpaddq_s32(acc[0], acc[1]), vpaddq_s32(acc[2], acc[3])));
+    if (nv < n) {
+      for (uint32_t j = r; j < r + 4; ++j) out[j] += tail(j);
     }
-    if (i + 16 <= n) {
-      acc0 = dot16_full<kDotprod>(acc0, vld1q_s8(q + i), vld1q_s8(kr + i));
-      i += 16;
-    }
-    int32_t sum = vaddvq_s32(vaddq_s32(acc0, acc1));
-    for (; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
-    out[r] = sum;
+  }
+  for (; r < rows; ++r) {
+    int32x4_t acc[1];
+    dot_rows<kDotprod, 1>(q, k + size_t(r) * stride, stride, nv, acc);
+    out[r] = vaddvq_s32(acc[0]) + tail(r);
   }
 }
 

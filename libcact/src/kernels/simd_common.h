@@ -122,19 +122,6 @@ inline void transpose_scales(const QuantizedActivations& a, float* out) {
   }
 }
 
-// Copy the activations into the unpacker's column order, group by group.
-inline void permute_activations(const QuantizedActivations& a, const GroupLayout& layout, int8_t* out) {
-  const uint32_t groups = a.in_pad / kSimdGroup;
-  for (uint32_t v = 0; v < a.count; ++v) {
-    for (uint32_t g = 0; g < groups; ++g) {
-      const size_t base = (size_t(v) * groups + g) * kSimdGroup;
-      const int8_t* s = activation_q(a) + base;
-      int8_t* d = out + base;
-      for (uint32_t j = 0; j < kSimdGroup; ++j) d[j] = s[layout.perm[j]];
-    }
-  }
-}
-
 // Rotate + quantise `count` vectors group by group with an ISA's
 // `quantize_group(src, q, scale)` (128 floats in); a ragged last group is
 // zero-padded first, as the scalar oracle does.
