@@ -28,6 +28,12 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
                                   "-mavx2;-mf16c;-mavx512vnni;-mavx512vl")
       list(APPEND _cact_kernel_defs CACT_HAVE_AVX512VNNI)
     endif()
+    check_cxx_compiler_flag("-mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni" CACT_CXX_HAS_AVX512)
+    if(CACT_CXX_HAS_AVX512)
+      set_source_files_properties(src/kernels/avx512.cpp PROPERTIES COMPILE_OPTIONS
+                                  "-mavx2;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
+      list(APPEND _cact_kernel_defs CACT_HAVE_AVX512)
+    endif()
   endif()
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   # neon.cpp: baseline ARMv8-A Advanced SIMD (every aarch64 CPU, e.g. the

@@ -151,36 +151,42 @@ inline void quantize_activations_by_group(const float* x, uint32_t in, uint32_t 
 
 // The tiling of a CQ product, shared by every ISA: `Tiles` provides
 // `template <int R, int V> void tile(uint32_t row, uint32_t v0) const`, which
-// computes R rows for V vectors. Rows go in tiles of R (leftovers one at a time).
+// computes R rows for V vectors. Rows go in tiles of R, leftovers in tiles of
+// 2 rows (when R > 2), then one at a time.
 template <int R, int V, class Tiles>
 inline void tile_rows(const Tiles& t, uint32_t row_begin, uint32_t row_end, uint32_t v0) {
   uint32_t r = row_begin;
   for (; r + R <= row_end; r += R) t.template tile<R, V>(r, v0);
+  if constexpr (R > 2) {
+    for (; r + 2 <= row_end; r += 2) t.template tile<2, V>(r, v0);
+  }
   for (; r < row_end; ++r) t.template tile<1, V>(r, v0);
 }
 
-// One vector: tiles of 8 rows. Several: 2x4 tiles (leftovers 2x3, 4x2, 8x1),
-// vectors in chunks of `chunk_budget` (rounded down to 4, at least 4) whose
-// activations stay in L2 while all rows pass; within a chunk, steps of 8 rows
-// run every vector block, so a row's packed bytes come from L1 for all but the first.
-template <class Tiles>
+// kLanes = outputs per tile (8: 256-bit and NEON tiles, 16: 512-bit). One
+// vector: tiles of kLanes rows. Several: (kLanes/4) x 4 tiles (leftovers
+// (kLanes/4) x 3, (kLanes/2) x 2, kLanes x 1), vectors in chunks of
+// `chunk_budget` (rounded down to 4, at least 4) whose activations stay in L2
+// while all rows pass; within a chunk, steps of kLanes rows run every vector
+// block, so a row's packed bytes come from L1 for all but the first.
+template <int kLanes = 8, class Tiles>
 inline void tile_matmul(const Tiles& t, uint32_t row_begin, uint32_t row_end, uint32_t count, uint32_t chunk_budget) {
   if (count == 1) {
-    tile_rows<8, 1>(t, row_begin, row_end, 0);
+    tile_rows<kLanes, 1>(t, row_begin, row_end, 0);
     return;
   }
   const uint32_t chunk = chunk_budget < 4 ? 4 : chunk_budget & ~3u;
-  constexpr uint32_t kStep = 8;
+  constexpr uint32_t kStep = kLanes;
   for (uint32_t v0 = 0; v0 < count; v0 += chunk) {
     const uint32_t ve = count - v0 < chunk ? count : v0 + chunk;
     for (uint32_t r = row_begin; r < row_end; r += kStep) {
       const uint32_t re = row_end - r < kStep ? row_end : r + kStep;
       uint32_t v = v0;
-      for (; v + 4 <= ve; v += 4) tile_rows<2, 4>(t, r, re, v);
+      for (; v + 4 <= ve; v += 4) tile_rows<kLanes / 4, 4>(t, r, re, v);
       switch (ve - v) {
-        case 3: tile_rows<2, 3>(t, r, re, v); break;
-        case 2: tile_rows<4, 2>(t, r, re, v); break;
-        case 1: tile_rows<8, 1>(t, r, re, v); break;
+        case 3: tile_rows<kLanes / 4, 3>(t, r, re, v); break;
+        case 2: tile_rows<kLanes / 2, 2>(t, r, re, v); break;
+        case 1: tile_rows<kLanes, 1>(t, r, re, v); break;
         default: break;
       }
     }

@@ -21,6 +21,9 @@ extern const KernelTable kAvx512VnniKernels;
 #if defined(__x86_64__) && defined(CACT_HAVE_AVXVNNI)
 extern const KernelTable kAvxVnniKernels;
 #endif
+#if defined(__x86_64__) && defined(CACT_HAVE_AVX512)
+extern const KernelTable kAvx512Kernels;
+#endif
 #if defined(__aarch64__) && defined(CACT_HAVE_NEON)
 extern const KernelTable kNeonKernels;
 #endif
@@ -48,6 +51,12 @@ std::vector<const KernelTable*> simd_kernels() {
   // reported only when the OS saves ZMM/opmask state.
   if (avx2 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl")) {
     tables.push_back(&kAvx512VnniKernels);
+  }
+#endif
+#if defined(CACT_HAVE_AVX512)
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
+    tables.push_back(&kAvx512Kernels);
   }
 #endif
 #endif
