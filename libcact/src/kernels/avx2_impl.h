@@ -568,16 +568,16 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i vec_index = _mm512_load_si512(kVec);
   const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
-  const uint8_t* rows[2 * P];
-  for (int r = 0; r < 2 * P; ++r) rows[r] = c.packed + size_t(r0 + (r < R ? r : 0)) * c.row_bytes;
+  const size_t rb = c.row_bytes;
+  const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m512 acc = _mm512_setzero_ps();
-  for (uint32_t g = 0; g < groups; ++g) {
+  for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
     __m512i dots[8];
     for (int i = A; i < 8; ++i) dots[i] = _mm512_setzero_si512();
-    for (int p = 0; p < P; ++p) {
+    const uint8_t* row = packed;  // row 2p (a 1-row tile pairs the row with itself)
+    for (int p = 0; p < P; ++p, row += 2 * rb) {
       __m512i w[4];
-      const size_t at = size_t(g) * U::kBytes;
-      Unpack512<U>::weights(rows[2 * p] + at, rows[2 * p + 1] + at, c.tables, t512, w);
+      Unpack512<U>::weights(row, 2 * p + 1 < R ? row + rb : row, c.tables, t512, w);
       for (int v = 0; v < V; ++v) {
         const int8_t* a = c.act + size_t(v0 + v) * c.in_pad + size_t(g) * kG;
         __m512i sum = _mm512_setzero_si512();
