@@ -405,13 +405,16 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::row)), _mm256_set1_epi32(int(groups)));
   const __m256i scale_index = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::vec));
   const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
+  const size_t rb = c.row_bytes;
+  const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m256 acc = _mm256_setzero_ps();
-  for (uint32_t g = 0; g < groups; ++g) {
+  for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
     __m256i dots[8];
     for (int l = P; l < 8; ++l) dots[l] = _mm256_setzero_si256();
-    for (int r = 0; r < R; ++r) {
+    const uint8_t* row = packed;
+    for (int r = 0; r < R; ++r, row += rb) {
       __m256i w[4];
-      U::weights(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, c.tables, w);
+      U::weights(row, c.tables, w);
       for (int v = 0; v < V; ++v) {
         const size_t off = size_t(v0 + v) * c.in_pad + size_t(g) * kG;
         dots[v * R + r] = dot_group<kDot>(w, kDot == Dot::kAvx2 ? c.act_abs + off : nullptr, c.act + off);
