@@ -22,17 +22,13 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
       set_source_files_properties(src/kernels/avx_vnni.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c;-mavxvnni")
       list(APPEND _cact_kernel_defs CACT_HAVE_AVXVNNI)
     endif()
-    check_cxx_compiler_flag("-mavx2 -mf16c -mavx512vnni -mavx512vl" CACT_CXX_HAS_AVX512VNNI)
+    # The avx512-vnni table runs its CQ tiles on zmm registers (AVX512-BW byte
+    # shuffles) and its dots on VPDPBUSD.
+    check_cxx_compiler_flag("-mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni" CACT_CXX_HAS_AVX512VNNI)
     if(CACT_CXX_HAS_AVX512VNNI)
       set_source_files_properties(src/kernels/avx512_vnni.cpp PROPERTIES COMPILE_OPTIONS
-                                  "-mavx2;-mf16c;-mavx512vnni;-mavx512vl")
-      list(APPEND _cact_kernel_defs CACT_HAVE_AVX512VNNI)
-    endif()
-    check_cxx_compiler_flag("-mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni" CACT_CXX_HAS_AVX512)
-    if(CACT_CXX_HAS_AVX512)
-      set_source_files_properties(src/kernels/avx512.cpp PROPERTIES COMPILE_OPTIONS
                                   "-mavx2;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
-      list(APPEND _cact_kernel_defs CACT_HAVE_AVX512)
+      list(APPEND _cact_kernel_defs CACT_HAVE_AVX512VNNI)
     endif()
   endif()
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")

@@ -58,7 +58,7 @@ audit aarch64-linux-gnu-g++ -march=armv8.2-a+dotprod "$k/neon_dotprod.cpp"
 if command -v g++ >/dev/null && [[ $(uname -m) == x86_64 ]]; then
   audit g++ -mavx2 -mf16c "$k/avx2.cpp"
   audit g++ -mavx2 -mf16c -mavxvnni "$k/avx_vnni.cpp"
-  audit g++ -mavx2 -mf16c -mavx512vnni -mavx512vl "$k/avx512_vnni.cpp"
+  audit g++ -mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni "$k/avx512_vnni.cpp"
 fi
 
 status=0

@@ -2,11 +2,12 @@
 // The x86-64 kernels, instantiated three times with different ISA flags
 // (libcact/kernels.cmake), each reached only through simd_select.cpp after a
 // CPU check, so nothing here may run on a CPU without those features:
-//   avx2.cpp         -mavx2 -mf16c                          "avx2"
-//   avx_vnni.cpp     -mavx2 -mf16c -mavxvnni               "avx-vnni"
-//   avx512_vnni.cpp  -mavx2 -mf16c -mavx512vnni -mavx512vl  "avx512-vnni" (256-bit)
-// The VNNI variants differ only in the group dot (VPDPBUSD instead of
-// VPMADDUBSW + VPMADDWD + VPADDD).
+//   avx2.cpp         -mavx2 -mf16c                                 "avx2"
+//   avx_vnni.cpp     -mavx2 -mf16c -mavxvnni                      "avx-vnni"
+//   avx512_vnni.cpp  -mavx2 -mf16c -mavx512{f,bw,vl,vnni}         "avx512-vnni"
+// avx-vnni differs from avx2 in the group dot (VPDPBUSD on +128-biased
+// weights instead of VPSIGNB + VPMADDUBSW + VPMADDWD + VPADDD); avx512-vnni
+// runs the same dot on 512-bit tiles (two rows per zmm).
 //
 // Rules (these translation units are built with ISA flags the baseline
 // lacks): everything has internal linkage (anonymous namespace), and no
@@ -33,9 +34,9 @@ namespace {
 namespace x86 {
 
 // Which instruction computes the group dot.
-// kAvx512Zmm: the 512-bit tiles below (EVEX VPDPBUSD on zmm); its
-// int8_dots and quantiser are the 256-bit ones.
-enum class Dot { kAvx2, kAvxVnni, kAvx512Vnni, kAvx512Zmm };
+// kAvx512Vnni: cq_matmul runs the 512-bit tiles below; int8_dots is 256-bit
+// code with the EVEX VPDPBUSD.
+enum class Dot { kAvx2, kAvxVnni, kAvx512Vnni };
 
 constexpr uint32_t kG = codec::kGroup;  // 128 lanes per group, 4 blocks of 32
 
@@ -452,7 +453,7 @@ struct Tiles {
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 // ----------------------------------------------------------------------------
-// 512-bit tiles (the "avx512" table): two rows per zmm register, row 2p in
+// 512-bit tiles (the "avx512-vnni" table): two rows per zmm register, row 2p in
 // the low 256 bits and row 2p + 1 in the high 256 bits, with the same 32
 // activations broadcast to both halves. Per row pair and group: the 256-bit
 // unpacking done once on both rows, 4 zmm VPDPBUSD; per tile and group one
@@ -623,13 +624,13 @@ void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, u
   // L2 budget 96 KiB: each vector keeps its activations (AVX2: and their absolute values).
   const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(c.in_pad);
   const auto budget = uint32_t(96 * 1024 / per_vector);
-  if constexpr (kDot == Dot::kAvx512Zmm) {
+  if constexpr (kDot == Dot::kAvx512Vnni) {
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
     Tiles512<U> tiles{c, {}};
     for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(c.tables[k]);
     tile_matmul<16>(tiles, row_begin, row_end, count, budget);
 #else
-    static_assert(kDot != Dot::kAvx512Zmm, "the 512-bit table needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni");
+    static_assert(kDot != Dot::kAvx512Vnni, "the 512-bit table needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni");
 #endif
   } else {
     tile_matmul(Tiles<kDot, U>{c}, row_begin, row_end, count, budget);

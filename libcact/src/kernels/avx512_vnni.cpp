@@ -1,12 +1,23 @@
-// The AVX-512 VNNI table ("avx512-vnni"): the AVX2 kernels with the 256-bit
-// EVEX VPDPBUSD of AVX512-VNNI + AVX512-VL (Ice Lake, Zen 4 and later, which
-// may lack the VEX AVX-VNNI). Built with -mavx2 -mf16c -mavx512vnni
-// -mavx512vl; chosen by simd_select.cpp only after the CPU check.
-// Implementation: avx2_impl.h. Compiles to nothing elsewhere.
+// The AVX-512 VNNI table ("avx512-vnni"): AVX512-F + BW + VL + VNNI (Cascade
+// Lake, Ice Lake, Sapphire Rapids, Zen 4 and later; every CPU with
+// AVX512-VNNI has the other three). CQ tiles on zmm registers (two rows per
+// register, 16 outputs per tile); the activation quantiser and int8_dots are
+// 256-bit code (EVEX VPDPBUSD on ymm for the dots). Built with -mavx2 -mf16c
+// -mavx512f -mavx512bw -mavx512vl -mavx512vnni; chosen by simd_select.cpp
+// only after the CPU check. Implementation: avx2_impl.h. Compiles to nothing
+// elsewhere.
+//
+// GCC 12's AVX-512 intrinsic headers initialise their "undefined" vectors
+// from themselves, which -W(maybe-)uninitialized reports at every use (GCC
+// bug 105593, fixed in GCC 13); the pragmas must precede <immintrin.h>.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include "kernels/avx2_impl.h"
 
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512VNNI__) && \
-    defined(__AVX512VL__)
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && \
+    defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 namespace cact::kernels {
 
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.

@@ -21,9 +21,7 @@ extern const KernelTable kAvx512VnniKernels;
 #if defined(__x86_64__) && defined(CACT_HAVE_AVXVNNI)
 extern const KernelTable kAvxVnniKernels;
 #endif
-#if defined(__x86_64__) && defined(CACT_HAVE_AVX512)
-extern const KernelTable kAvx512Kernels;
-#endif
+
 #if defined(__aarch64__) && defined(CACT_HAVE_NEON)
 extern const KernelTable kNeonKernels;
 #endif
@@ -46,17 +44,11 @@ std::vector<const KernelTable*> simd_kernels() {
   if (avx2 && __builtin_cpu_supports("avxvnni")) tables.push_back(&kAvxVnniKernels);
 #endif
 #if defined(CACT_HAVE_AVX512VNNI)
-  // Preferred over avx-vnni when both exist: same instructions, but EVEX
-  // code has 32 ymm registers, so the tiles spill less. AVX-512 features are
-  // reported only when the OS saves ZMM/opmask state.
-  if (avx2 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl")) {
-    tables.push_back(&kAvx512VnniKernels);
-  }
-#endif
-#if defined(CACT_HAVE_AVX512)
+  // Preferred over avx-vnni when both exist: 512-bit tiles. AVX-512 features
+  // are reported only when the OS saves ZMM/opmask state.
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
-    tables.push_back(&kAvx512Kernels);
+    tables.push_back(&kAvx512VnniKernels);
   }
 #endif
 #endif
