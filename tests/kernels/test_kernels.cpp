@@ -363,7 +363,7 @@ TEST_CASE("cq_matmul: wide rows split the vectors into several cache chunks") {
   }
 }
 
-TEST_CASE("cq_matmul: a codebook holding -128 still matches (SIMD falls back)") {
+TEST_CASE("cq_matmul: a codebook holding -128 still matches (avx2 / neon fall back, VNNI / dotprod compute it)") {
   std::mt19937 rng(8);
   const KernelTable& scalar = cact::kernels::scalar_kernels();
   auto rm = random_matrix(rng, 9, 200, 2);
@@ -379,13 +379,93 @@ TEST_CASE("cq_matmul: a codebook holding -128 still matches (SIMD falls back)") 
   }
 }
 
+TEST_CASE("cq_matmul: extreme int8 entries and activations, large bias corrections") {
+  // Norms 1, scales 1, codebook scale 1 and 3 groups: y is the exact integer
+  // dot (|dot| <= 3 * 128^3 < 2^24). Every table against an integer
+  // reference: codebooks at +-127 and -128 (the +128 bias of the VNNI tables
+  // maps -128 to 0 and 127 to 255), activations all +127 / -127 / -128 (the
+  // VNNI correction 128 * sum(a) at its largest, both signs) or alternating.
+  std::mt19937 rng(2024);
+  const uint32_t in = 3 * codec::kGroup;
+  const int8_t entry_sets[][2] = {{127, 127}, {-127, -127}, {-128, -128}, {127, -128}, {-128, 127}};
+  const int8_t act_sets[][2] = {{127, 127}, {-127, -127}, {-128, -128}, {127, -128}, {0, 0}};
+  for (uint32_t bits : kWidths) {
+    const uint32_t out = 37;
+    auto rm = random_matrix(rng, out, in, bits);
+    const uint16_t one = cact::float_to_half(1.0f);
+    const size_t norms_at = size_t(rm.m.norms - rm.blob.data());
+    for (uint32_t i = 0; i < out * 3; ++i) std::memcpy(rm.blob.data() + norms_at + 2 * i, &one, 2);
+    std::vector<uint8_t> idx(in);
+    for (const auto& es : entry_sets) {
+      Int8Codebook cb;
+      for (int e = 0; e < 16; ++e) cb.q[e] = es[e % 2];
+      cb.scale = 1.0f;
+      cb.bits = bits;
+      for (const auto& as : act_sets) {
+        const uint32_t count = 1 + uint32_t(rng() % 6);
+        QuantizedActivations a;
+        a.in = in;
+        a.in_pad = in;
+        a.count = count;
+        a.q.resize(size_t(in) * count);
+        a.scale.assign(size_t(a.groups()) * count, 1.0f);
+        for (size_t i = 0; i < a.q.size(); ++i) a.q[i] = as[i % 2];
+        // Integer reference (ternary: the scalar oracle's own crumb mapping).
+        std::vector<float> want = run_matmul(cact::kernels::scalar_kernels(), rm.m, cb, a, 0, out, out);
+        if (bits != codec::kTernary) {
+          for (uint32_t r = 0; r < out; ++r) {
+            codec::unpack_indices(rm.m.row(r), in, bits, idx.data());
+            for (uint32_t v = 0; v < count; ++v) {
+              int32_t dot = 0;
+              for (uint32_t i = 0; i < in; ++i) dot += int32_t(cb.q[idx[i]]) * a.vec(v)[i];
+              want[size_t(v) * out + r] = float(dot);
+            }
+          }
+        }
+        for (const KernelTable* t : cact::kernels::available_kernels()) {
+          INFO("table " << t->name << " bits " << bits << " entries " << int(es[0]) << "/" << int(es[1])
+                        << " activations " << int(as[0]) << "/" << int(as[1]) << " count " << count);
+          CHECK(first_difference(run_matmul(*t, rm.m, cb, a, 0, out, out), want) == -1);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cq_matmul: every tile shape, rows and vectors not multiples of the tile") {
+  // 16-row (512-bit) and 8-row tiles, 4x4 / 4x3 / 8x2 and 2x4 / 2x3 / 4x2
+  // vector tiles, 2-row and 1-row leftovers, row ranges starting mid-tile.
+  std::mt19937 rng(1616);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (uint32_t bits : kWidths) {
+    for (uint32_t out : {15u, 16u, 17u, 33u, 47u}) {
+      auto rm = random_matrix(rng, out, 300, bits);
+      const Int8Codebook cb = random_codebook(rng, bits);
+      for (uint32_t count : {1u, 2u, 3u, 5u, 6u, 11u, 17u}) {
+        const auto x = random_activations(rng, 300, count);
+        QuantizedActivations a;
+        scalar.quantize_activations(x.data(), 300, count, a);
+        const uint32_t rb = out % 2;
+        const auto want = run_matmul(scalar, rm.m, cb, a, rb, out, out);
+        for (const KernelTable* t : simd_tables()) {
+          INFO("table " << t->name << " bits " << bits << " out " << out << " count " << count);
+          CHECK(first_difference(run_matmul(*t, rm.m, cb, a, rb, out, out), want) == -1);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("int8_dots: every table equals scalar, full int8 range") {
   std::mt19937 rng(31);
   const KernelTable& scalar = cact::kernels::scalar_kernels();
   std::uniform_int_distribution<int> q(-128, 127);
   for (int iter = 0; iter < 200; ++iter) {
-    const uint32_t n = iter < 4 ? uint32_t(iter) * 32 + 64 : 1 + uint32_t(rng() % 300);
-    const uint32_t rows = 1 + uint32_t(rng() % 20);
+    // Head sizes 48 and 64 (16- and 32-byte steps), blocks of 8 (x86) / 4
+    // (NEON) rows with leftovers, then random lengths with scalar tails.
+    const uint32_t n = iter < 4 ? uint32_t(iter) * 32 + 64 : iter < 40 ? (iter % 2 == 0 ? 48u : 64u)
+                                                                       : 1 + uint32_t(rng() % 300);
+    const uint32_t rows = 1 + uint32_t(rng() % (iter < 40 ? 41 : 20));
     const size_t stride = n + rng() % 17;
     std::vector<int8_t> qv(n), k(stride * rows);
     for (auto& v : qv) v = int8_t(q(rng));
@@ -393,6 +473,9 @@ TEST_CASE("int8_dots: every table equals scalar, full int8 range") {
     if (iter == 0) {  // the extreme: every product 128*128
       std::fill(qv.begin(), qv.end(), int8_t(-128));
       std::fill(k.begin(), k.end(), int8_t(-128));
+    } else if (iter < 8) {  // extremes of the VNNI bias (k + 128 in 0..255, 128 * sum(q) both signs)
+      std::fill(qv.begin(), qv.end(), int8_t(iter % 2 == 0 ? 127 : -128));
+      std::fill(k.begin(), k.end(), int8_t(iter % 3 == 0 ? -128 : 127));
     }
     std::vector<int32_t> want(rows), got(rows);
     scalar.int8_dots(qv.data(), k.data(), stride, n, rows, want.data());
