@@ -128,7 +128,7 @@ void quantize_activations(const float* x, uint32_t in, uint32_t count, Quantized
 
 // Weight lookup. Each unpacker turns one group's packed bytes straight into
 // four registers of 32 int8 weights: nibble indices (0..15) go through up to
-// four 16-entry pshufb tables derived from the code table `e` by `tables`, so
+// four 16-entry pshufb tables derived from the code table (nibble_tables), so
 // one index can serve several codes (a CQ2 nibble holds two crumbs, a CQ1
 // nibble four bits).
 
@@ -136,51 +136,50 @@ inline __m256i broadcast_table(const int8_t t[16]) {
   return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
 }
 
+// The few operations the nibble lookups need, for 256-bit and (in the
+// avx512-vnni table) 512-bit registers, so one decode serves both widths.
+inline __m256i vand(__m256i a, __m256i b) { return _mm256_and_si256(a, b); }
+inline __m256i vsrl4(__m256i a) { return _mm256_srli_epi16(a, 4); }
+inline __m256i vlookup(__m256i table, __m256i idx) { return _mm256_shuffle_epi8(table, idx); }
+inline __m256i vlow_nibbles(__m256i) { return _mm256_set1_epi8(0x0F); }
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+inline __m512i vand(__m512i a, __m512i b) { return _mm512_and_si512(a, b); }
+inline __m512i vsrl4(__m512i a) { return _mm512_srli_epi16(a, 4); }
+inline __m512i vlookup(__m512i table, __m512i idx) { return _mm512_shuffle_epi8(table, idx); }
+inline __m512i vlow_nibbles(__m512i) { return _mm512_set1_epi8(0x0F); }
+#endif
+
 struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
   static constexpr uint32_t kBits = 1, kBytes = 16;
-  static void tables(const int8_t e[16], __m256i t[4]) {  // t[k][n] = entry of bit k of nibble n
-    for (int k = 0; k < 4; ++k) {
-      int8_t tk[16];
-      for (int n = 0; n < 16; ++n) tk[n] = e[(n >> k) & 1];
-      t[k] = broadcast_table(tk);
-    }
+  // nib: low nibbles (bits 0..3 of byte j) in the low 128-bit lane(s), high nibbles in the high ones.
+  template <class V>
+  static void decode(V nib, const V t[4], V w[4]) {
+    for (int k = 0; k < 4; ++k) w[k] = vlookup(t[k], nib);
   }
   static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
-    // Low lane: low nibbles (bits 0..3 of byte j), high lane: high nibbles.
     const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i nib = _mm256_and_si256(_mm256_srlv_epi32(b, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)),
-                                         _mm256_set1_epi8(0x0F));
-    for (int k = 0; k < 4; ++k) w[k] = _mm256_shuffle_epi8(t[k], nib);
+    decode(vand(_mm256_srlv_epi32(b, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), vlow_nibbles(b)), t, w);
   }
 };
 
 struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
   static constexpr uint32_t kBits = 2, kBytes = 32;
-  static void tables(const int8_t e[16], __m256i t[4]) {  // t[0][n] = crumb 0 of n, t[1][n] = crumb 1
-    int8_t t0[16], t1[16];
-    for (int n = 0; n < 16; ++n) {
-      t0[n] = e[n & 3];
-      t1[n] = e[n >> 2];
-    }
-    t[0] = broadcast_table(t0);
-    t[1] = broadcast_table(t1);
-    t[2] = t[3] = t[0];
+  template <class V>
+  static void decode(V b, const V t[4], V w[4]) {
+    const V lo = vand(b, vlow_nibbles(b));
+    const V hi = vand(vsrl4(b), vlow_nibbles(b));
+    w[0] = vlookup(t[0], lo);
+    w[1] = vlookup(t[1], lo);
+    w[2] = vlookup(t[0], hi);
+    w[3] = vlookup(t[1], hi);
   }
   static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i nib = _mm256_set1_epi8(0x0F);
-    const __m256i lo = _mm256_and_si256(b, nib);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(b, 4), nib);
-    w[0] = _mm256_shuffle_epi8(t[0], lo);
-    w[1] = _mm256_shuffle_epi8(t[1], lo);
-    w[2] = _mm256_shuffle_epi8(t[0], hi);
-    w[3] = _mm256_shuffle_epi8(t[1], hi);
+    decode(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), t, w);
   }
 };
 
 struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
   static constexpr uint32_t kBits = 3, kBytes = 48;
-  static void tables(const int8_t e[16], __m256i t[4]) { t[0] = t[1] = t[2] = t[3] = broadcast_table(e); }
   // Four 3-bit fields at bits 0, 3, 6, 9 of each dword -> bytes 0..3.
   static __m256i spread4(__m256i d) {
     const __m256i m0 = _mm256_set1_epi32(0x7);
@@ -213,17 +212,24 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
 
 struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
   static constexpr uint32_t kBits = 4, kBytes = 64;
-  static void tables(const int8_t e[16], __m256i t[4]) { t[0] = t[1] = t[2] = t[3] = broadcast_table(e); }
+  template <class V>
+  static void decode(V lo, V hi, const V t[4], V w[4]) {
+    w[0] = vlookup(t[0], vand(lo, vlow_nibbles(lo)));
+    w[1] = vlookup(t[0], vand(vsrl4(lo), vlow_nibbles(lo)));
+    w[2] = vlookup(t[0], vand(hi, vlow_nibbles(hi)));
+    w[3] = vlookup(t[0], vand(vsrl4(hi), vlow_nibbles(hi)));
+  }
   static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
-    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-    const __m256i nib = _mm256_set1_epi8(0x0F);
-    w[0] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(lo, nib));
-    w[1] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(_mm256_srli_epi16(lo, 4), nib));
-    w[2] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(hi, nib));
-    w[3] = _mm256_shuffle_epi8(t[0], _mm256_and_si256(_mm256_srli_epi16(hi, 4), nib));
+    decode(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), t, w);
   }
 };
+
+// The lookup tables of a width in 256-bit registers (each 16-entry table in both lanes).
+inline void tables_for(uint32_t index_bits, const int8_t e[16], __m256i t[4]) {
+  const NibbleTables nt = nibble_tables(index_bits, e);
+  for (int k = 0; k < 4; ++k) t[k] = broadcast_table(nt.t[k]);
+}
 
 // The column order of an unpacker, derived by running it with the identity
 // code table (entry = code), so the weights come out as the codes themselves.
@@ -233,7 +239,7 @@ GroupLayout layout_of() {
     int8_t identity[16];
     for (int n = 0; n < 16; ++n) identity[n] = int8_t(n);
     __m256i t[4], c[4];
-    U::tables(identity, t);
+    tables_for(U::kBits, identity, t);
     U::weights(packed, t, c);
     for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(out + 32 * k), c[k]);
   });
@@ -485,35 +491,21 @@ struct Unpack512<Unpack1> {
     };
     const __m512i b = pair256(bcast(p0), bcast(p1));
     const __m512i shift = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
-    const __m512i nib = _mm512_and_si512(_mm512_srlv_epi32(b, shift), _mm512_set1_epi8(0x0F));
-    for (int k = 0; k < 4; ++k) w[k] = _mm512_shuffle_epi8(t[k], nib);
+    Unpack1::decode(vand(_mm512_srlv_epi32(b, shift), vlow_nibbles(b)), t, w);
   }
 };
 
 template <>
 struct Unpack512<Unpack2> {
   static void weights(const uint8_t* p0, const uint8_t* p1, const __m256i[4], const __m512i t[4], __m512i w[4]) {
-    const __m512i b = pair256(load256(p0), load256(p1));
-    const __m512i nib = _mm512_set1_epi8(0x0F);
-    const __m512i lo = _mm512_and_si512(b, nib);
-    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), nib);
-    w[0] = _mm512_shuffle_epi8(t[0], lo);
-    w[1] = _mm512_shuffle_epi8(t[1], lo);
-    w[2] = _mm512_shuffle_epi8(t[0], hi);
-    w[3] = _mm512_shuffle_epi8(t[1], hi);
+    Unpack2::decode(pair256(load256(p0), load256(p1)), t, w);
   }
 };
 
 template <>
 struct Unpack512<Unpack4> {
   static void weights(const uint8_t* p0, const uint8_t* p1, const __m256i[4], const __m512i t[4], __m512i w[4]) {
-    const __m512i lo = pair256(load256(p0), load256(p1));
-    const __m512i hi = pair256(load256(p0 + 32), load256(p1 + 32));
-    const __m512i nib = _mm512_set1_epi8(0x0F);
-    w[0] = _mm512_shuffle_epi8(t[0], _mm512_and_si512(lo, nib));
-    w[1] = _mm512_shuffle_epi8(t[0], _mm512_and_si512(_mm512_srli_epi16(lo, 4), nib));
-    w[2] = _mm512_shuffle_epi8(t[0], _mm512_and_si512(hi, nib));
-    w[3] = _mm512_shuffle_epi8(t[0], _mm512_and_si512(_mm512_srli_epi16(hi, 4), nib));
+    Unpack4::decode(pair256(load256(p0), load256(p1)), pair256(load256(p0 + 32), load256(p1 + 32)), t, w);
   }
 };
 
@@ -620,7 +612,7 @@ struct Tiles512 {
 
 template <Dot kDot, class U>
 void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
-  U::tables(table, c.tables);
+  tables_for(U::kBits, table, c.tables);
   // L2 budget 96 KiB: each vector keeps its activations (AVX2: and their absolute values).
   const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(c.in_pad);
   const auto budget = uint32_t(96 * 1024 / per_vector);
@@ -715,8 +707,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 
 // ----------------------------------------------------------------------------
 // int8 dots over the KV cache: full int8 range (-128 included) on both sides.
-// Rows go in blocks of 8 with one reduce8 per block (leftover rows alone);
-// the first n & ~15 elements are vectorised, the rest added in scalar code.
+// Rows go in blocks of 8 with one reduce8 per block (int8_dots_by_blocks).
 //  - AVX2: sign-extend 16 elements to int16 and madd (pair sums <= 2*128*128
 //    fit int32); q is widened once per block step for all 8 rows.
 //  - VNNI: dpbusd of k ^ 0x80 (= k + 128 as u8) against signed q, minus
@@ -765,33 +756,23 @@ inline void dot_rows(const int8_t* q, const int8_t* k, size_t stride, uint32_t n
 
 template <Dot kDot>
 void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  const uint32_t nv = n & ~15u;
   int32_t bias = 0;
   if constexpr (kDot != Dot::kAvx2) {
-    for (uint32_t i = 0; i < nv; ++i) bias += q[i];
+    for (uint32_t i = 0; i < (n & ~15u); ++i) bias += q[i];
     bias *= 128;
   }
-  auto tail = [&](uint32_t r) {
-    const int8_t* kr = k + size_t(r) * stride;
-    int32_t sum = 0;
-    for (uint32_t i = nv; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
-    return sum;
-  };
-  uint32_t r = 0;
-  for (; r + 8 <= rows; r += 8) {
-    __m256i acc[8];
-    dot_rows<kDot, 8>(q, k + size_t(r) * stride, stride, nv, acc);
-    const __m256i sums = _mm256_sub_epi32(reduce8(acc), _mm256_set1_epi32(bias));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r), sums);
-    if (nv < n) {
-      for (uint32_t j = r; j < r + 8; ++j) out[j] += tail(j);
-    }
-  }
-  for (; r < rows; ++r) {
-    __m256i acc[1];
-    dot_rows<kDot, 1>(q, k + size_t(r) * stride, stride, nv, acc);
-    out[r] = hsum_epi32(acc[0]) - bias + tail(r);
-  }
+  int8_dots_by_blocks<8>(
+      q, k, stride, n, rows, out,
+      [&](const int8_t* kr, uint32_t nv, int32_t* o) {
+        __m256i acc[8];
+        dot_rows<kDot, 8>(q, kr, stride, nv, acc);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_sub_epi32(reduce8(acc), _mm256_set1_epi32(bias)));
+      },
+      [&](const int8_t* kr, uint32_t nv) {
+        __m256i acc[1];
+        dot_rows<kDot, 1>(q, kr, stride, nv, acc);
+        return hsum_epi32(acc[0]) - bias;
+      });
 }
 
 }  // namespace x86

@@ -86,7 +86,7 @@ void quantize_activations(const float* x, uint32_t in, uint32_t count, Quantized
 // ----------------------------------------------------------------------------
 // Weight lookup: one group's packed bytes -> eight registers of 16 int8
 // weights. Nibble indices (0..15) go through up to four 16-entry tbl tables
-// derived from the code table `e` by `tables`, so one index can serve several
+// derived from the code table (nibble_tables), so one index can serve several
 // codes (a CQ2 nibble holds two crumbs, a CQ1 nibble four bits). Column order
 // inside is whatever is cheapest; the activations are permuted to match by a
 // layout derived from the unpacker itself.
@@ -94,13 +94,6 @@ void quantize_activations(const float* x, uint32_t in, uint32_t count, Quantized
 struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
   static constexpr uint32_t kBits = 1;
   static constexpr size_t kBytes = 16;
-  static void tables(const int8_t e[16], int8x16_t t[4]) {  // t[k][n] = entry of bit k of nibble n
-    for (int k = 0; k < 4; ++k) {
-      int8_t tk[16];
-      for (int n = 0; n < 16; ++n) tk[n] = e[(n >> k) & 1];
-      t[k] = vld1q_s8(tk);
-    }
-  }
   static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     const uint8x16_t b = vld1q_u8(p);
     const uint8x16_t lo = vandq_u8(b, vdupq_n_u8(0x0F));
@@ -115,15 +108,6 @@ struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
 struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
   static constexpr uint32_t kBits = 2;
   static constexpr size_t kBytes = 32;
-  static void tables(const int8_t e[16], int8x16_t t[4]) {  // t[0][n] = crumb 0 of n, t[1][n] = crumb 1
-    int8_t t0[16], t1[16];
-    for (int n = 0; n < 16; ++n) {
-      t0[n] = e[n & 3];
-      t1[n] = e[n >> 2];
-    }
-    t[0] = t[2] = vld1q_s8(t0);
-    t[1] = t[3] = vld1q_s8(t1);
-  }
   static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     for (int h = 0; h < 2; ++h) {
       const uint8x16_t b = vld1q_u8(p + 16 * h);
@@ -140,7 +124,6 @@ struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
 struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
   static constexpr uint32_t kBits = 3;
   static constexpr size_t kBytes = 48;
-  static void tables(const int8_t e[16], int8x16_t t[4]) { t[0] = t[1] = t[2] = t[3] = vld1q_s8(e); }
   // Four 3-bit fields at bits 0, 3, 6, 9 of each 32-bit lane -> its bytes 0..3.
   static uint8x16_t spread4(uint32x4_t d) {
     const uint32x4_t a = vorrq_u32(vandq_u32(d, vdupq_n_u32(0x7)), vandq_u32(vshlq_n_u32(d, 5), vdupq_n_u32(0x700)));
@@ -167,7 +150,6 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
 struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
   static constexpr uint32_t kBits = 4;
   static constexpr size_t kBytes = 64;
-  static void tables(const int8_t e[16], int8x16_t t[4]) { t[0] = t[1] = t[2] = t[3] = vld1q_s8(e); }
   static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     for (int h = 0; h < 4; ++h) {
       const uint8x16_t b = vld1q_u8(p + 16 * h);
@@ -177,6 +159,12 @@ struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
   }
 };
 
+// The lookup tables of a width (nibble_tables, simd_common.h) in q registers.
+inline void tables_for(uint32_t index_bits, const int8_t e[16], int8x16_t t[4]) {
+  const NibbleTables nt = nibble_tables(index_bits, e);
+  for (int k = 0; k < 4; ++k) t[k] = vld1q_s8(nt.t[k]);
+}
+
 // The column order of an unpacker, derived by running it with the identity
 // code table (entry = code), so the weights come out as the codes themselves.
 template <class U>
@@ -185,7 +173,7 @@ GroupLayout layout_of() {
     int8_t identity[16];
     for (int n = 0; n < 16; ++n) identity[n] = int8_t(n);
     int8x16_t t[4], c[8];
-    U::tables(identity, t);
+    tables_for(U::kBits, identity, t);
     U::weights(packed, t, c);
     for (int k = 0; k < 8; ++k) vst1q_s8(reinterpret_cast<int8_t*>(out) + 16 * k, c[k]);
   });
@@ -380,7 +368,7 @@ struct Tiles {
 
 template <bool kDotprod, class U>
 void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
-  U::tables(table, c.tables);
+  tables_for(U::kBits, table, c.tables);
   // L2 budget 64 KiB: each vector keeps its int8 activations.
   tile_matmul(Tiles<kDotprod, U>{c}, row_begin, row_end, count, uint32_t(64 * 1024 / (1 * size_t(c.in_pad))));
 }
@@ -463,31 +451,21 @@ inline void dot_rows(const int8_t* q, const int8_t* k, size_t stride, uint32_t n
   }
 }
 
-// Rows in blocks of 4 (one ADDP tree per block), leftovers alone; the first
-// n & ~15 elements vectorised, the rest in scalar code.
+// Rows in blocks of 4 (one ADDP tree per block; int8_dots_by_blocks).
 template <bool kDotprod>
 void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  const uint32_t nv = n & ~15u;
-  auto tail = [&](uint32_t r) {
-    const int8_t* kr = k + size_t(r) * stride;
-    int32_t sum = 0;
-    for (uint32_t i = nv; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
-    return sum;
-  };
-  uint32_t r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    int32x4_t acc[4];
-    dot_rows<kDotprod, 4>(q, k + size_t(r) * stride, stride, nv, acc);
-    vst1q_s32(out + r, vpaddq_s32(vpaddq_s32(acc[0], acc[1]), vpaddq_s32(acc[2], acc[3])));
-    if (nv < n) {
-      for (uint32_t j = r; j < r + 4; ++j) out[j] += tail(j);
-    }
-  }
-  for (; r < rows; ++r) {
-    int32x4_t acc[1];
-    dot_rows<kDotprod, 1>(q, k + size_t(r) * stride, stride, nv, acc);
-    out[r] = vaddvq_s32(acc[0]) + tail(r);
-  }
+  int8_dots_by_blocks<4>(
+      q, k, stride, n, rows, out,
+      [&](const int8_t* kr, uint32_t nv, int32_t* o) {
+        int32x4_t acc[4];
+        dot_rows<kDotprod, 4>(q, kr, stride, nv, acc);
+        vst1q_s32(o, vpaddq_s32(vpaddq_s32(acc[0], acc[1]), vpaddq_s32(acc[2], acc[3])));
+      },
+      [&](const int8_t* kr, uint32_t nv) {
+        int32x4_t acc[1];
+        dot_rows<kDotprod, 1>(q, kr, stride, nv, acc);
+        return vaddvq_s32(acc[0]);
+      });
 }
 
 }  // namespace neon

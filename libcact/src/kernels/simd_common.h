@@ -94,6 +94,52 @@ inline void code_table(const Int8Codebook& cb, uint32_t bits, int8_t table[16]) 
   }
 }
 
+// The 16-entry nibble lookup tables of a width, derived from the code table
+// `e` (x86 and NEON unpackers): one 4-bit index serves several codes.
+//   width 1:          t[k][n] = e[bit k of n], k = 0..3
+//   width 2, ternary: t[0][n] = e[n & 3] (crumb 0), t[1][n] = e[n >> 2] (crumb 1); t[2], t[3] = t[0], t[1]
+//   width 3, 4:       t[k] = e (the index is the code)
+struct NibbleTables {
+  int8_t t[4][16];
+};
+
+inline NibbleTables nibble_tables(uint32_t index_bits, const int8_t e[16]) {
+  NibbleTables nt{};
+  for (int k = 0; k < 4; ++k) {
+    for (int n = 0; n < 16; ++n) {
+      int code = n;
+      if (index_bits == 1) code = (n >> k) & 1;
+      if (index_bits == 2) code = k % 2 == 0 ? n & 3 : n >> 2;
+      nt.t[k][n] = e[code];
+    }
+  }
+  return nt;
+}
+
+// The row loop of int8_dots, shared by the ISAs: rows in blocks of kBlock,
+// `block(k_rows, nv, out)` storing the dots of kBlock rows over the first nv
+// = n & ~15 elements, leftover rows through `single(k_row, nv)`; the last
+// n - nv elements are added in scalar code.
+template <uint32_t kBlock, class Block, class Single>
+inline void int8_dots_by_blocks(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows,
+                                int32_t* out, Block block, Single single) {
+  const uint32_t nv = n & ~15u;
+  auto tail = [&](uint32_t r) {
+    const int8_t* kr = k + size_t(r) * stride;
+    int32_t sum = 0;
+    for (uint32_t i = nv; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
+    return sum;
+  };
+  uint32_t r = 0;
+  for (; r + kBlock <= rows; r += kBlock) {
+    block(k + size_t(r) * stride, nv, out + r);
+    if (nv < n) {
+      for (uint32_t j = r; j < r + kBlock; ++j) out[j] += tail(j);
+    }
+  }
+  for (; r < rows; ++r) out[r] = single(k + size_t(r) * stride, nv) + tail(r);
+}
+
 // Shapes the SIMD cq_matmul handles; anything else goes to the scalar oracle.
 // `no_minus128`: the kernel needs |entry| <= 127 (int16 pair sums).
 inline bool simd_matmul_ok(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
