@@ -377,6 +377,7 @@ struct MatmulCtx {
   const int32_t* corr;     // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
   const float* norms;      // float norms of rows [row_begin, row_end): [row - row_begin][groups]
   uint32_t row_begin;
+  uint32_t rows;  // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
   size_t scale_stride;
   __m256i tables[4];  // the unpacker's lookup tables (VNNI: entries biased by +128)
@@ -390,6 +391,32 @@ inline float load_norm(const uint8_t* half, size_t i) {
   std::memcpy(&h, half + 2 * i, 2);
   return _cvtsh_ss(h);
 }
+
+// Software prefetch of the next tile's weights, rows [r0 + R, r0 + 2R): a
+// decode step streams its weights from beyond L2, and the hardware prefetcher
+// does not follow a tile's access pattern (32-64 bytes of each of R rows per
+// group). Those rows are contiguous (R * row_bytes bytes); each group
+// prefetches its 1/groups share, R * kBytes bytes. Only inside the matrix,
+// and only in 1-vector tiles: with several vectors the rows are reused from
+// L1 by the other vector blocks and the prefetches only cost (-10 % prefill).
+// Streamed [32768, 768] CQ2 matvec: 424 -> 321 us (avx512-vnni); two or four
+// tiles ahead paid less.
+template <int R, class U>
+struct NextTilePrefetch {
+  static constexpr size_t kChunk = size_t(R) * U::kBytes;
+  const char* p;
+  bool on;
+  NextTilePrefetch(const MatmulCtx& c, uint32_t r0, bool wanted)
+      : p(reinterpret_cast<const char*>(c.packed)), on(wanted && r0 + 2 * uint32_t(R) <= c.rows) {
+    if (on) p = reinterpret_cast<const char*>(c.packed + size_t(r0 + R) * c.row_bytes);
+  }
+  void group() {
+    if (on) {
+      for (size_t off = 0; off < kChunk; off += 64) _mm_prefetch(p + off, _MM_HINT_T0);
+      p += kChunk;
+    }
+  }
+};
 
 // Lane l = v*R + r of a tile: row index l % R, vector index l / R.
 template <int R>
@@ -415,7 +442,9 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m256 acc = _mm256_setzero_ps();
+  NextTilePrefetch<R, U> prefetch(c, r0, V == 1);
   for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
+    prefetch.group();
     __m256i dots[8];
     for (int l = P; l < 8; ++l) dots[l] = _mm256_setzero_si256();
     const uint8_t* row = packed;
@@ -567,7 +596,9 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m512 acc = _mm512_setzero_ps();
+  NextTilePrefetch<R, U> prefetch(c, r0, V == 1);
   for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
+    prefetch.group();
     __m512i dots[8];
     for (int i = A; i < 8; ++i) dots[i] = _mm512_setzero_si512();
     const uint8_t* row = packed;  // row 2p (a 1-row tile pairs the row with itself)
@@ -692,6 +723,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.corr = corr;
   c.norms = norms;
   c.row_begin = row_begin;
+  c.rows = w.out;
   c.scales = scales;
   c.scale_stride = stride;
   c.cb_scale = cb.scale;
