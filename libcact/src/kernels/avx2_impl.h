@@ -120,17 +120,14 @@ void quantize_activations(const float* x, uint32_t in, uint32_t count, Quantized
 }
 
 // ----------------------------------------------------------------------------
-// Index unpacking. Each unpacker turns one group's packed bytes into four
-// registers of 32 codes (0..15). The order of columns inside those registers
-// is whatever is cheapest for the width; the matching permutation of the
-// activations is derived once by running the unpacker itself (derive_group_layout),
-// so the two can never disagree.
-
-// Weight lookup. Each unpacker turns one group's packed bytes straight into
-// four registers of 32 int8 weights: nibble indices (0..15) go through up to
-// four 16-entry pshufb tables derived from the code table (nibble_tables), so
-// one index can serve several codes (a CQ2 nibble holds two crumbs, a CQ1
-// nibble four bits).
+// Index unpacking and weight lookup. Each unpacker turns one group's packed
+// bytes straight into four registers of 32 int8 weights: nibble indices
+// (0..15) go through up to four 16-entry pshufb tables derived from the code
+// table (nibble_tables), so one index can serve several codes (a CQ2 nibble
+// holds two crumbs, a CQ1 nibble four bits). The order of columns inside
+// those registers is whatever is cheapest for the width; the matching
+// permutation of the activations is derived once by running the unpacker
+// itself (derive_group_layout), so the two can never disagree.
 
 inline __m256i broadcast_table(const int8_t t[16]) {
   return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
