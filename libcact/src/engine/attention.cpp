@@ -77,16 +77,22 @@ void Forward::attention(uint32_t l, uint32_t count) {
   }
 
   const uint32_t group = g.H / g.K;
+  const bool reference = engine_->numerics() == Numerics::reference;
   pool_->run(count, [&](uint32_t c, uint32_t t) {
     PosRange ranges[2];
     const uint32_t nr = vis_.ranges(pos_ + c, lw.global, ranges);
     float* att = ws.att.data() + size_t(c) * odim;
-    for (uint32_t h = 0; h < g.H; ++h) {
-      st.cache.attend(ws.q.data() + size_t(c) * qdim + size_t(h) * g.dq, h / group, {ranges, nr},
-                      att + size_t(h) * g.dv, ws.attend[t]);
+    // The query heads h = kv·group .. (kv+1)·group − 1 share KV head kv (consecutive in q and att).
+    for (uint32_t kv = 0; kv < g.K; ++kv) {
+      st.cache.attend_group(ws.q.data() + size_t(c) * qdim + size_t(kv) * group * g.dq, group, kv, {ranges, nr},
+                            att + size_t(kv) * group * g.dv, ws.attend[t]);
     }
     const float* gate = ws.gate.data() + size_t(c) * odim;
-    for (uint32_t i = 0; i < odim; ++i) att[i] *= sigmoid(gate[i]);
+    if (reference) {
+      mul_sigmoid<double>(att, gate, odim);
+    } else {
+      mul_sigmoid<float>(att, gate, odim);
+    }
   });
   linear_.load(ws.in_o, ws.att.data(), odim, count);
   linear_.apply(ws.in_o, lw.out_proj, ws.z.data(), g.D);
