@@ -69,22 +69,26 @@ CACT_VEC_CLONES void int8_scores(const Int8Batch& b, uint32_t row, uint32_t coun
   }
 }
 
-// acc[j] += w[i] · v[i][j] for i < n in row order, j < dv (4 rows per pass over acc).
+// acc[j] += w[i] · v[i][j] for i < n in row order, j < dv: 16 columns at a time
+// held in registers over all n rows (the order of each acc[j]'s sum is the rows').
 inline void weighted_rows(float* __restrict acc, const float* __restrict w, const float* __restrict v, uint32_t n,
                           uint32_t dv) {
-  uint32_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const float w0 = w[i], w1 = w[i + 1], w2 = w[i + 2], w3 = w[i + 3];
-    const float* v0 = v + size_t(i) * dv;
-    const float* v1 = v0 + dv;
-    const float* v2 = v1 + dv;
-    const float* v3 = v2 + dv;
-    for (uint32_t j = 0; j < dv; ++j) acc[j] = (((acc[j] + w0 * v0[j]) + w1 * v1[j]) + w2 * v2[j]) + w3 * v3[j];
+  constexpr uint32_t W = 16;
+  uint32_t j0 = 0;
+  for (; j0 + W <= dv; j0 += W) {
+    float a[W];
+    for (uint32_t j = 0; j < W; ++j) a[j] = acc[j0 + j];
+    for (uint32_t i = 0; i < n; ++i) {
+      const float wi = w[i];
+      const float* vi = v + size_t(i) * dv + j0;
+      for (uint32_t j = 0; j < W; ++j) a[j] += wi * vi[j];
+    }
+    for (uint32_t j = 0; j < W; ++j) acc[j0 + j] = a[j];
   }
-  for (; i < n; ++i) {
-    const float wi = w[i];
-    const float* vi = v + size_t(i) * dv;
-    for (uint32_t j = 0; j < dv; ++j) acc[j] += wi * vi[j];
+  for (; j0 < dv; ++j0) {
+    float a = acc[j0];
+    for (uint32_t i = 0; i < n; ++i) a += w[i] * v[size_t(i) * dv + j0];
+    acc[j0] = a;
   }
 }
 
