@@ -8,14 +8,16 @@ namespace cact::engine {
 
 namespace {
 
-// Interleaved partial sums per accumulator type: two AVX2 vectors of each.
-template <typename Acc>
-inline constexpr size_t kLanes = 32 / sizeof(Acc) * 2;
+// Interleaved partial sums per accumulator type: `vectors` AVX2 vectors of
+// them. Plain sums take four (enough independent additions to hide the add
+// latency); softmax, bound by exp's arithmetic, takes two.
+template <typename Acc, size_t vectors>
+inline constexpr size_t kLanes = 32 / sizeof(Acc) * vectors;
 
-// Combines the partial sums pairwise in a fixed order.
-template <typename Acc>
+// Combines L partial sums pairwise in a fixed order.
+template <size_t L, typename Acc>
 inline Acc combine(Acc* part) {
-  for (size_t width = kLanes<Acc> / 2; width > 0; width /= 2) {
+  for (size_t width = L / 2; width > 0; width /= 2) {
     for (size_t k = 0; k < width; ++k) part[k] += part[k + width];
   }
   return part[0];
@@ -41,34 +43,45 @@ inline Acc sigmoid_of(float x) {
 
 template <typename Acc>
 CACT_VEC_CLONES Acc sum_squares(const float* x, size_t n) {
-  constexpr size_t L = kLanes<Acc>;
+  constexpr size_t L = kLanes<Acc, 4>;
   Acc part[L] = {};
   size_t i = 0;
   for (; i + L <= n; i += L) {
     for (size_t k = 0; k < L; ++k) part[k] += Acc(x[i + k]) * Acc(x[i + k]);
   }
   for (size_t k = 0; i < n; ++i, ++k) part[k] += Acc(x[i]) * Acc(x[i]);
-  return combine(part);
+  return combine<L>(part);
 }
 template double sum_squares<double>(const float*, size_t);
 template float sum_squares<float>(const float*, size_t);
 
-double inv_rms(const float* x, size_t n) { return 1.0 / std::sqrt(sum_squares<double>(x, n) / double(n) + kRmsEps); }
+template <typename Acc>
+Acc inv_rms(const float* x, size_t n) {
+  return Acc(1) / std::sqrt(sum_squares<Acc>(x, n) / Acc(n) + Acc(kRmsEps));
+}
+template double inv_rms<double>(const float*, size_t);
+template float inv_rms<float>(const float*, size_t);
 
+template <typename Acc>
 CACT_VEC_CLONES void rms(const float* x, size_t n, float* out) {
-  const double r = inv_rms(x, n);
-  for (size_t i = 0; i < n; ++i) out[i] = float(double(x[i]) * r);
+  const Acc r = inv_rms<Acc>(x, n);
+  for (size_t i = 0; i < n; ++i) out[i] = float(Acc(x[i]) * r);
 }
+template void rms<double>(const float*, size_t, float*);
+template void rms<float>(const float*, size_t, float*);
 
+template <typename Acc>
 CACT_VEC_CLONES void zc_norm(const float* x, const float* s, size_t n, float* out) {
-  const double r = inv_rms(x, n);
-  for (size_t i = 0; i < n; ++i) out[i] = float((1.0 + double(s[i])) * double(x[i]) * r);
+  const Acc r = inv_rms<Acc>(x, n);
+  for (size_t i = 0; i < n; ++i) out[i] = float((Acc(1) + Acc(s[i])) * Acc(x[i]) * r);
 }
+template void zc_norm<double>(const float*, const float*, size_t, float*);
+template void zc_norm<float>(const float*, const float*, size_t, float*);
 
 template <typename Acc>
 CACT_VEC_CLONES void softmax(float* x, size_t n) {
   if (n == 0) return;
-  constexpr size_t L = kLanes<Acc>;
+  constexpr size_t L = kLanes<Acc, 2>;
   // Maximum: exact whatever the order.
   float mx[L];
   std::fill(mx, mx + L, x[0]);
@@ -91,7 +104,7 @@ CACT_VEC_CLONES void softmax(float* x, size_t n) {
     x[i] = float(e);
     part[k] += e;
   }
-  const Acc inv = Acc(1) / combine(part);
+  const Acc inv = Acc(1) / combine<L>(part);
   for (i = 0; i < n; ++i) x[i] = float(Acc(x[i]) * inv);
 }
 template void softmax<double>(float*, size_t);

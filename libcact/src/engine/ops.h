@@ -6,7 +6,7 @@
 // float64 reference closely) and take e^x from libm in double. Routines that
 // the int8 path runs in float are templates on the accumulator type `Acc`
 // (double: the reference contract; float: float sums and exp_approx, see
-// vmath.h). Sums run over 8 (double) or 16 (float) interleaved partial sums
+// vmath.h). Sums run over interleaved partial sums (four AVX2 vectors of them)
 // combined in a fixed order, so that they vectorise and still give the same
 // bits on every ISA clone and for any thread count.
 #include <cmath>
@@ -24,11 +24,18 @@ inline float silu(float x) { return x * sigmoid(x); }
 template <typename Acc>
 Acc sum_squares(const float* x, size_t n);
 // 1 / sqrt(mean(x²) + eps).
-double inv_rms(const float* x, size_t n);
-// out = rms(x) (out may alias x).
+template <typename Acc>
+Acc inv_rms(const float* x, size_t n);
+// out = rms(x) (out may alias x), products in Acc.
+template <typename Acc>
 void rms(const float* x, size_t n, float* out);
-// out = (1 + s) ⊙ rms(x) (out may alias x).
+// out = (1 + s) ⊙ rms(x) (out may alias x), products in Acc.
+template <typename Acc>
 void zc_norm(const float* x, const float* s, size_t n, float* out);
+// The double forms (both numerics unless a caller picks float for int8).
+inline double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
+inline void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }
+inline void zc_norm(const float* x, const float* s, size_t n, float* out) { zc_norm<double>(x, s, n, out); }
 
 // In-place softmax over n values: double sum and libm exp (Acc = double), or
 // float sum and exp_approx (Acc = float). Values far below the maximum
