@@ -15,17 +15,12 @@
 #include "engine/kv_cache.h"
 #include "engine/ops.h"
 #include "engine/vmath.h"
+#include "random_vector.h"
 
 using namespace cact::engine;
+using cact::test::random_vector;
 
 namespace {
-
-std::vector<float> random_vector(std::mt19937& rng, size_t n, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // |got − want| in units of the float spacing at want (ulp of a float near want).
 double ulps(float got, double want) {
