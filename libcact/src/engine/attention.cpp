@@ -81,20 +81,20 @@ void Forward::attention(uint32_t l, uint32_t count) {
 
   const uint32_t group = g.H / g.K;
   const bool reference = engine_->numerics() == Numerics::reference;
-  pool_->run(count, [&](uint32_t c, uint32_t t) {
+  // One task per (token, KV head): the query heads h = kv·group .. (kv+1)·group − 1
+  // share KV head kv (consecutive in q, att and gate), so a decode step splits too.
+  pool_->run(count * g.K, [&](uint32_t task, uint32_t t) {
+    const uint32_t c = task / g.K, kv = task % g.K;
     PosRange ranges[2];
     const uint32_t nr = vis_.ranges(pos_ + c, lw.global, ranges);
-    float* att = ws.att.data() + size_t(c) * odim;
-    // The query heads h = kv·group .. (kv+1)·group − 1 share KV head kv (consecutive in q and att).
-    for (uint32_t kv = 0; kv < g.K; ++kv) {
-      st.cache.attend_group(ws.q.data() + size_t(c) * qdim + size_t(kv) * group * g.dq, group, kv, {ranges, nr},
-                            att + size_t(kv) * group * g.dv, ws.attend[t]);
-    }
-    const float* gate = ws.gate.data() + size_t(c) * odim;
+    const size_t at = size_t(c) * odim + size_t(kv) * group * g.dv, width = size_t(group) * g.dv;
+    float* att = ws.att.data() + at;
+    st.cache.attend_group(ws.q.data() + size_t(c) * qdim + size_t(kv) * group * g.dq, group, kv, {ranges, nr}, att,
+                          ws.attend[t]);
     if (reference) {
-      mul_sigmoid<double>(att, gate, odim);
+      mul_sigmoid<double>(att, ws.gate.data() + at, width);
     } else {
-      mul_sigmoid<float>(att, gate, odim);
+      mul_sigmoid<float>(att, ws.gate.data() + at, width);
     }
   });
   linear_.load(ws.in_o, ws.att.data(), odim, count);
