@@ -24,7 +24,11 @@ namespace {
 
 // |got − want| in units of the float spacing at want (ulp of a float near want).
 double ulps(float got, double want) {
-  const double ulp = std::ldexp(1.0, std::ilogb(float(want)) - 23);
+  const float w = float(want);
+  if (w == 0.0f) return got == 0.0f ? 0.0 : std::numeric_limits<double>::infinity();
+  int e = 0;
+  std::frexp(double(w), &e);  // |w| in [2^(e-1), 2^e)
+  const double ulp = std::ldexp(1.0, std::max(e - 24, -149));
   return std::fabs(double(got) - want) / ulp;
 }
 
