@@ -124,6 +124,11 @@ CACT_VEC_CLONES void silu(float* x, size_t n) {
 template void silu<double>(float*, size_t);
 template void silu<float>(float*, size_t);
 
+double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
+void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }
+void zc_norm(const float* x, const float* s, size_t n, float* out) { zc_norm<double>(x, s, n, out); }
+void softmax(float* x, size_t n) { softmax<double>(x, n); }
+
 double dot(const float* a, const float* b, size_t n) {
   double sum = 0.0;
   for (size_t i = 0; i < n; ++i) sum += double(a[i]) * double(b[i]);

@@ -33,16 +33,19 @@ void rms(const float* x, size_t n, float* out);
 template <typename Acc>
 void zc_norm(const float* x, const float* s, size_t n, float* out);
 // The double forms (both numerics unless a caller picks float for int8).
-inline double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
-inline void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }
-inline void zc_norm(const float* x, const float* s, size_t n, float* out) { zc_norm<double>(x, s, n, out); }
+// Defined in ops.cpp, after the templates: an inline call here would
+// instantiate the double templates before their definitions and GCC would then
+// emit them without their target_clones.
+double inv_rms(const float* x, size_t n);
+void rms(const float* x, size_t n, float* out);
+void zc_norm(const float* x, const float* s, size_t n, float* out);
 
 // In-place softmax over n values: double sum and libm exp (Acc = double), or
 // float sum and exp_approx (Acc = float). Values far below the maximum
 // (e.g. -inf for a masked position) get exactly 0.
 template <typename Acc>
 void softmax(float* x, size_t n);
-inline void softmax(float* x, size_t n) { softmax<double>(x, n); }
+void softmax(float* x, size_t n);  // softmax<double>
 
 // x[i] *= σ(g[i]) (the attention output gate), x[i] = silu(x[i]) in place:
 // double libm exp (Acc = double, equal to sigmoid()/silu() above) or exp_approx.
