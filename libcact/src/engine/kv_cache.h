@@ -1,5 +1,5 @@
 #pragma once
-// One layer's KV cache and the attention of one query head over it.
+// One layer's KV cache and the attention of the query heads of one KV head over it.
 //
 // Storage rows: a pinned area for positions [0, pinned) (the sinks), then a
 // ring of `ring` rows for positions >= pinned (row = pinned + (pos - pinned) % ring).
@@ -25,6 +25,11 @@ namespace cact::engine {
 
 enum class KvFormat : uint8_t { f32, int8, cq };
 
+// Symmetric absmax int8 of one vector (K/V rows and queries of the int8 format):
+// scale = absmax/127 (1 when all zero), q = clamp(lround(x / scale), -128, 127).
+// Returns the scale.
+float quantize_int8(const float* x, uint32_t n, int8_t* q);
+
 // An inclusive range of positions to attend to.
 struct PosRange {
   uint32_t first = 0, last = 0;
@@ -33,12 +38,17 @@ struct PosRange {
 
 // Per-call scratch of attend(), sized once by the session.
 struct AttendScratch {
-  std::vector<float> scores;   // one per visible position
-  std::vector<int32_t> dots;   // int8 dot products
-  std::vector<int8_t> q8;      // quantised query
+  static constexpr uint32_t kHeads = 8;   // query heads of one KV head attended in one pass
+  static constexpr uint32_t kBlock = 64;  // K/V rows per block of the int8 pass
+  std::vector<float> scores;   // [kHeads][positions]
+  std::vector<int32_t> dots;   // int8 dot products of one block
+  std::vector<int8_t> q8;      // [kHeads][dq] quantised queries
+  std::vector<float> vblock;   // int8: one block of value rows as float, [kBlock][dv]
+  std::vector<float> weights;  // int8: softmax weight × value scale of one block's rows
   std::vector<float> rotated;  // cq: rotated query / value accumulator
   std::vector<uint8_t> idx;    // cq: unpacked indices of one group
   void reserve(uint32_t positions, uint32_t dq, uint32_t dv);
+  size_t positions() const { return scores.size() / kHeads; }
   size_t bytes() const;
 };
 
@@ -58,12 +68,24 @@ class KvCache {
   // out[dv] = Σ softmax(q·k_s / sqrt(dq)) v_s over the positions of `ranges`
   // (all of which must be stored and not overwritten), for KV head `kv_head`.
   void attend(const float* q, uint32_t kv_head, std::span<const PosRange> ranges, float* out,
-              AttendScratch& scratch) const;
+              AttendScratch& scratch) const {
+    attend_group(q, 1, kv_head, ranges, out, scratch);
+  }
+  // attend() for `heads` query heads that share KV head `kv_head` (a GQA group):
+  // q is [heads][dq], out is [heads][dv]. Each head's output has the same bits
+  // as attend() of that head alone; int8 reads each block of K and V rows once
+  // for all of them.
+  void attend_group(const float* q, uint32_t heads, uint32_t kv_head, std::span<const PosRange> ranges, float* out,
+                    AttendScratch& scratch) const;
   size_t bytes() const;
 
  private:
   template <typename F>
-  void for_each_segment(PosRange r, F&& f) const;
+  void for_each_segment(std::span<const PosRange> ranges, F&& f) const;
+  void attend_int8(const float* q, uint32_t heads, uint32_t kv_head, std::span<const PosRange> ranges, float* out,
+                   AttendScratch& s) const;
+  void attend_one(const float* q, uint32_t kv_head, std::span<const PosRange> ranges, float* out,
+                  AttendScratch& s) const;
   void quantize_cq(const float* x, uint32_t dim, uint8_t* packed, uint16_t* norms, float* scratch) const;
 
   KvFormat format_ = KvFormat::f32;

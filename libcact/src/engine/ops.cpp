@@ -2,36 +2,132 @@
 
 #include <algorithm>
 
+#include "engine/vmath.h"
+
 namespace cact::engine {
 
-double inv_rms(const float* x, size_t n) {
-  double sum = 0.0;
-  for (size_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
-  return 1.0 / std::sqrt(sum / double(n) + kRmsEps);
-}
+namespace {
 
-void rms(const float* x, size_t n, float* out) {
-  const double r = inv_rms(x, n);
-  for (size_t i = 0; i < n; ++i) out[i] = float(double(x[i]) * r);
-}
+// Interleaved partial sums per accumulator type: `vectors` AVX2 vectors of
+// them. Plain sums take four (enough independent additions to hide the add
+// latency); softmax, bound by exp's arithmetic, takes two.
+template <typename Acc, size_t vectors>
+inline constexpr size_t kLanes = 32 / sizeof(Acc) * vectors;
 
-void zc_norm(const float* x, const float* s, size_t n, float* out) {
-  const double r = inv_rms(x, n);
-  for (size_t i = 0; i < n; ++i) out[i] = float((1.0 + double(s[i])) * double(x[i]) * r);
-}
-
-void softmax(float* x, size_t n) {
-  if (n == 0) return;
-  const float m = *std::max_element(x, x + n);
-  double sum = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    const double e = std::exp(double(x[i]) - double(m));
-    x[i] = float(e);
-    sum += e;
+// Combines L partial sums pairwise in a fixed order.
+template <size_t L, typename Acc>
+inline Acc combine(Acc* part) {
+  for (size_t width = L / 2; width > 0; width /= 2) {
+    for (size_t k = 0; k < width; ++k) part[k] += part[k + width];
   }
-  const double inv = 1.0 / sum;
-  for (size_t i = 0; i < n; ++i) x[i] = float(double(x[i]) * inv);
+  return part[0];
 }
+
+template <typename Acc>
+inline Acc exp_of(Acc x);
+template <>
+inline double exp_of(double x) {
+  return std::exp(x);
+}
+template <>
+inline float exp_of(float x) {
+  return exp_approx(x);
+}
+
+template <typename Acc>
+inline Acc sigmoid_of(float x) {
+  return Acc(1) / (Acc(1) + exp_of<Acc>(-Acc(x)));
+}
+
+}  // namespace
+
+template <typename Acc>
+CACT_VEC_CLONES Acc sum_squares(const float* x, size_t n) {
+  constexpr size_t L = kLanes<Acc, 4>;
+  Acc part[L] = {};
+  size_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (size_t k = 0; k < L; ++k) part[k] += Acc(x[i + k]) * Acc(x[i + k]);
+  }
+  for (size_t k = 0; i < n; ++i, ++k) part[k] += Acc(x[i]) * Acc(x[i]);
+  return combine<L>(part);
+}
+template double sum_squares<double>(const float*, size_t);
+template float sum_squares<float>(const float*, size_t);
+
+template <typename Acc>
+Acc inv_rms(const float* x, size_t n) {
+  return Acc(1) / std::sqrt(sum_squares<Acc>(x, n) / Acc(n) + Acc(kRmsEps));
+}
+template double inv_rms<double>(const float*, size_t);
+template float inv_rms<float>(const float*, size_t);
+
+template <typename Acc>
+CACT_VEC_CLONES void rms(const float* x, size_t n, float* out) {
+  const Acc r = inv_rms<Acc>(x, n);
+  for (size_t i = 0; i < n; ++i) out[i] = float(Acc(x[i]) * r);
+}
+template void rms<double>(const float*, size_t, float*);
+template void rms<float>(const float*, size_t, float*);
+
+template <typename Acc>
+CACT_VEC_CLONES void zc_norm(const float* x, const float* s, size_t n, float* out) {
+  const Acc r = inv_rms<Acc>(x, n);
+  for (size_t i = 0; i < n; ++i) out[i] = float((Acc(1) + Acc(s[i])) * Acc(x[i]) * r);
+}
+template void zc_norm<double>(const float*, const float*, size_t, float*);
+template void zc_norm<float>(const float*, const float*, size_t, float*);
+
+template <typename Acc>
+CACT_VEC_CLONES void softmax(float* x, size_t n) {
+  if (n == 0) return;
+  constexpr size_t L = kLanes<Acc, 2>;
+  // Maximum: exact whatever the order.
+  float mx[L];
+  std::fill(mx, mx + L, x[0]);
+  size_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (size_t k = 0; k < L; ++k) mx[k] = x[i + k] > mx[k] ? x[i + k] : mx[k];
+  }
+  for (size_t k = 0; i < n; ++i, ++k) mx[k] = x[i] > mx[k] ? x[i] : mx[k];
+  const Acc m = Acc(*std::max_element(mx, mx + L));
+  Acc part[L] = {};
+  for (i = 0; i + L <= n; i += L) {
+    for (size_t k = 0; k < L; ++k) {
+      const Acc e = exp_of<Acc>(Acc(x[i + k]) - m);
+      x[i + k] = float(e);
+      part[k] += e;
+    }
+  }
+  for (size_t k = 0; i < n; ++i, ++k) {
+    const Acc e = exp_of<Acc>(Acc(x[i]) - m);
+    x[i] = float(e);
+    part[k] += e;
+  }
+  const Acc inv = Acc(1) / combine<L>(part);
+  for (i = 0; i < n; ++i) x[i] = float(Acc(x[i]) * inv);
+}
+template void softmax<double>(float*, size_t);
+template void softmax<float>(float*, size_t);
+
+template <typename Acc>
+CACT_VEC_CLONES void mul_sigmoid(float* x, const float* g, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] *= float(sigmoid_of<Acc>(g[i]));
+}
+template void mul_sigmoid<double>(float*, const float*, size_t);
+template void mul_sigmoid<float>(float*, const float*, size_t);
+
+template <typename Acc>
+CACT_VEC_CLONES void silu(float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] *= float(sigmoid_of<Acc>(x[i]));
+}
+template void silu<double>(float*, size_t);
+template void silu<float>(float*, size_t);
+
+double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
+void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }
+void zc_norm(const float* x, const float* s, size_t n, float* out) { zc_norm<double>(x, s, n, out); }
+void softmax(float* x, size_t n) { softmax<double>(x, n); }
 
 double dot(const float* a, const float* b, size_t n) {
   double sum = 0.0;
