@@ -23,7 +23,7 @@ size_t cap_bytes(const std::vector<T>& v) {
 
 size_t Workspace::bytes() const {
   size_t b = cap_bytes(tokens) + cap_bytes(slots);
-  for (const auto* buf : {&lanes, &lanes_next, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
+  for (const auto* buf : {&lanes, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
                         &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &logits, &rope_cos, &rope_sin,
                         &head_scores}) {
     b += cap_bytes(*buf);
@@ -44,6 +44,8 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   const Weights& w = *w_;
   const Geometry& g = w.g;
   untied_ = engine.model().canon().block_untied();
+  f32_ = engine.numerics() == Numerics::int8;
+  isa_ = vec_isa();
   keep_cells_ = options.keep_cells;
 
   context_ = options.context == 0 ? g.max_seq : options.context;
@@ -101,7 +103,6 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.tokens.assign(history_ + C, 0);
   ws.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
   ws.lanes.assign(C * n * D, 0.0f);
-  ws.lanes_next.assign(T * n * D, 0.0f);
   ws.nx.assign(C * n * D, 0.0f);
   ws.pre.assign(C * L * n, 0.0f);
   ws.post.assign(C * L * n, 0.0f);
@@ -233,14 +234,9 @@ void Forward::layer(uint32_t l, uint32_t count) {
   pool.run(count, [&](uint32_t c, uint32_t) {
     MhcCoefficients co{ws.hpre.data() + c * n, ws.hpost.data() + c * n, ws.mix.data() + c * n * n};
     mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
-                     ws.res.data() + c * L * n * n + l * n * n, co);
-    const float* X = ws.lanes.data() + c * nD;
+                     ws.res.data() + c * L * n * n + l * n * n, co, f32_);
     float* u = ws.u.data() + c * D;
-    for (size_t i = 0; i < D; ++i) {
-      double s = 0.0;
-      for (size_t j = 0; j < n; ++j) s += double(co.hpre[j]) * double(X[j * D + i]);
-      u[i] = float(s);
-    }
+    mhc_pre(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, co.hpre, u, isa_);
     std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
   });
 
@@ -255,29 +251,16 @@ void Forward::layer(uint32_t l, uint32_t count) {
     zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, tmp);
     for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * tmp[i];
     zc_norm(u, lw.pre_hada.data(), D, tmp);
-    hadamard_mlp(w, l, untied_, tmp, mlp, ws.hada[t]);
+    if (f32_) {
+      hadamard_mlp<float>(w, l, untied_, tmp, D, 1, mlp, D, ws.hada[t], isa_);
+    } else {
+      hadamard_mlp<double>(w, l, untied_, tmp, D, 1, mlp, D, ws.hada[t], isa_);
+    }
     for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
 
     // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
-    float* X = ws.lanes.data() + c * nD;
-    const float* P = ws.mix.data() + c * n * n;
-    const float* hpost = ws.hpost.data() + c * n;
-    const float* u_in = ws.u_in.data() + c * D;
-    float* next = ws.lanes_next.data() + t * nD;
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t d = 0; d < D; ++d) {
-        double s = double(hpost[i]) * (double(u[d]) - double(u_in[d]));
-        for (size_t j = 0; j < n; ++j) s += double(P[i * n + j]) * double(X[j * D + d]);
-        next[i * D + d] = float(s);
-      }
-    }
-    std::memcpy(X, next, nD * sizeof(float));
-    float* cell = ws.cells.data() + (c * rows + l + 1) * D;
-    for (size_t d = 0; d < D; ++d) {
-      double s = 0.0;
-      for (size_t j = 0; j < n; ++j) s += double(X[j * D + d]);
-      cell[d] = float(s / double(n));
-    }
+    mhc_post(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, ws.mix.data() + c * n * n, ws.hpost.data() + c * n, u,
+             ws.u_in.data() + c * D, ws.cells.data() + (c * rows + l + 1) * D, f32_, isa_);
   });
 }
 
