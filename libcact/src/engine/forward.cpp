@@ -173,30 +173,32 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   if (count == 0 || count > max_chunk_ || pos_ + count > context_) fail("internal: chunk does not fit the state");
   const size_t D = g.D, n = g.n, L = g.L, rows = L + 1;
 
-  // Token history, engram slots, embedding, RoPE tables.
+  // Token history; then per token (on the pool): engram slots, embedding, RoPE tables.
+  for (uint32_t c = 0; c < count; ++c) ws.tokens[history_ + c] = tokens[c];
   const double scale = std::sqrt(double(D));
-  for (uint32_t c = 0; c < count; ++c) {
-    const int32_t tok = tokens[c];
-    ws.tokens[history_ + c] = tok;
-    if (!w.sites.empty()) engram_slots(g, ws.tokens.data() + history_ + c, pos_ + c, ws.slots.data() + size_t(c) * g.E);
+  const uint32_t half = g.dq / 2;
+  pool_->run(count, [&](uint32_t c, uint32_t t) {
+    const int32_t* tok = ws.tokens.data() + history_ + c;
+    if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.slots.data() + size_t(c) * g.E);
     float* x0 = ws.cells.data() + size_t(c) * rows * D;
-    linear_.row(w.embedding, uint32_t(tok), x0);
+    linear_.row(w.embedding, uint32_t(*tok), x0, t);
     for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
     for (size_t j = 0; j < n; ++j) std::memcpy(ws.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
-    for (uint32_t i = 0; i < g.dq / 2; ++i) {
+    for (uint32_t i = 0; i < half; ++i) {
       const double angle = double(pos_ + c) * w.rope_freq[i];
-      ws.rope_cos[size_t(c) * g.dq / 2 + i] = float(std::cos(angle));
-      ws.rope_sin[size_t(c) * g.dq / 2 + i] = float(std::sin(angle));
+      ws.rope_cos[size_t(c) * half + i] = float(std::cos(angle));
+      ws.rope_sin[size_t(c) * half + i] = float(std::sin(angle));
     }
-  }
+  });
 
   for (uint32_t l = 0; l < g.L; ++l) layer(l, count);
 
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
-  for (uint32_t c = first; c < count; ++c) {
-    zc_norm(ws.cells.data() + (size_t(c) * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + size_t(c) * D);
-  }
+  pool_->run(count - first, [&](uint32_t i, uint32_t) {
+    const size_t c = first + i;
+    zc_norm(ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
+  });
   linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first);
   linear_.apply(ws.in_fin, w.embedding, 0, g.out_rows, ws.logits.data(), g.out_rows);
   std::memcpy(last_logits_.data(), ws.logits.data() + size_t(count - 1 - first) * g.out_rows,
@@ -228,9 +230,10 @@ void Forward::layer(uint32_t l, uint32_t count) {
   ThreadPool& pool = *pool_;
   pool.run(count, [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
   linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count);
-  linear_.apply(ws.in_nx, w.phi_pre, uint32_t(l * n), uint32_t((l + 1) * n), ws.pre.data(), L * n);
-  linear_.apply(ws.in_nx, w.phi_post, uint32_t(l * n), uint32_t((l + 1) * n), ws.post.data(), L * n);
-  linear_.apply(ws.in_nx, w.phi_res, uint32_t(l * n * n), uint32_t((l + 1) * n * n), ws.res.data(), L * n * n);
+  const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
+  linear_.apply_small(ws.in_nx, {{&w.phi_pre, ln, ln + uint32_t(n), ws.pre.data(), L * n},
+                                 {&w.phi_post, ln, ln + uint32_t(n), ws.post.data(), L * n},
+                                 {&w.phi_res, lnn, lnn + uint32_t(n * n), ws.res.data(), L * n * n}});
   pool.run(count, [&](uint32_t c, uint32_t) {
     MhcCoefficients co{ws.hpre.data() + c * n, ws.hpost.data() + c * n, ws.mix.data() + c * n * n};
     mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
@@ -240,9 +243,13 @@ void Forward::layer(uint32_t l, uint32_t count) {
     std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
   });
 
-  // Block_l(u).
+  // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).
   if (lw.site >= 0) engram(uint32_t(lw.site), count);
-  for (uint32_t c = 0; c < count; ++c) zc_norm(ws.u.data() + c * D, lw.norm_in.data(), D, ws.a.data() + c * D);
+  pool.run(count, [&](uint32_t c, uint32_t) {
+    float* u = ws.u.data() + c * D;
+    if (lw.site >= 0) engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
+    zc_norm(u, lw.norm_in.data(), D, ws.a.data() + c * D);
+  });
   attention(l, count);
   pool.run(count, [&](uint32_t c, uint32_t t) {
     float* u = ws.u.data() + c * D;
@@ -270,17 +277,14 @@ void Forward::engram(uint32_t site, uint32_t count) {
   const SiteWeights& sw = w.sites[site];
   Workspace& ws = ws_;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  for (uint32_t c = 0; c < count; ++c) {
-    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width);
-  }
+  pool_->run(count, [&](uint32_t c, uint32_t t) {
+    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width, t);
+  });
   linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count);
   linear_.apply(ws.in_e, sw.key_proj, ws.ek.data(), D);
   CausalConv& conv = sites_[site].value;
   linear_.apply(ws.in_e, sw.value_proj, conv.input(), D);
   conv.run(sw.taps.data(), count, ws.ev.data());
-  for (uint32_t c = 0; c < count; ++c) {
-    engram_update(ws.u.data() + c * D, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
-  }
 }
 
 }  // namespace cact::engine
