@@ -15,6 +15,7 @@
 namespace cact::engine {
 
 namespace {
+constexpr uint32_t kMlpBlock = 4;  // tokens per Hadamard MLP call in a chunk
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -45,7 +46,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   const Geometry& g = w.g;
   untied_ = engine.model().canon().block_untied();
   f32_ = engine.numerics() == Numerics::int8;
-  isa_ = vec_isa();
+  isa_ = engine_vec_isa();
   keep_cells_ = options.keep_cells;
 
   context_ = options.context == 0 ? g.max_seq : options.context;
@@ -117,7 +118,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.v.assign(size_t(C) * g.vdim(), 0.0f);
   ws.gate.assign(size_t(C) * g.odim(), 0.0f);
   ws.att.assign(size_t(C) * g.odim(), 0.0f);
-  ws.mlp.assign(T * D, 0.0f);
+  ws.mlp.assign(C * D, 0.0f);
   ws.cells.assign(C * (L + 1) * D, 0.0f);
   ws.logits.assign(size_t(C) * g.out_rows, 0.0f);
   ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
@@ -251,23 +252,36 @@ void Forward::layer(uint32_t l, uint32_t count) {
     zc_norm(u, lw.norm_in.data(), D, ws.a.data() + c * D);
   });
   attention(l, count);
-  pool.run(count, [&](uint32_t c, uint32_t t) {
-    float* u = ws.u.data() + c * D;
-    float* tmp = ws.m.data() + c * D;
-    float* mlp = ws.mlp.data() + t * D;
-    zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, tmp);
-    for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * tmp[i];
-    zc_norm(u, lw.pre_hada.data(), D, tmp);
-    if (f32_) {
-      hadamard_mlp<float>(w, l, untied_, tmp, D, 1, mlp, D, ws.hada[t], isa_);
-    } else {
-      hadamard_mlp<double>(w, l, untied_, tmp, D, 1, mlp, D, ws.hada[t], isa_);
-    }
-    for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
 
-    // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
-    mhc_post(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, ws.mix.data() + c * n * n, ws.hpost.data() + c * n, u,
-             ws.u_in.data() + c * D, ws.cells.data() + (c * rows + l + 1) * D, f32_, isa_);
+  // Per block of tokens: each token's attention residual and pre_hada norm, the
+  // Hadamard MLP of the whole block in one call (the layer's factors stay in
+  // cache from token to token), then each token's MLP residual and lane mixing.
+  // A token's values do not depend on the blocking or the thread.
+  pool.run((count + kMlpBlock - 1) / kMlpBlock, [&](uint32_t b, uint32_t t) {
+    const uint32_t c0 = b * kMlpBlock, c1 = std::min(count, c0 + kMlpBlock);
+    for (size_t c = c0; c < c1; ++c) {
+      float* u = ws.u.data() + c * D;
+      float* m = ws.m.data() + c * D;
+      zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, m);
+      for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * m[i];
+      zc_norm(u, lw.pre_hada.data(), D, m);
+    }
+    float* m0 = ws.m.data() + c0 * D;
+    float* mlp0 = ws.mlp.data() + c0 * D;
+    if (f32_) {
+      hadamard_mlp<float>(w, l, untied_, m0, D, c1 - c0, mlp0, D, ws.hada[t], isa_);
+    } else {
+      hadamard_mlp<double>(w, l, untied_, m0, D, c1 - c0, mlp0, D, ws.hada[t], isa_);
+    }
+    for (size_t c = c0; c < c1; ++c) {
+      float* u = ws.u.data() + c * D;
+      const float* mlp = ws.mlp.data() + c * D;
+      for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
+      // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
+      mhc_post(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, ws.mix.data() + c * n * n,
+               ws.hpost.data() + c * n, u, ws.u_in.data() + c * D, ws.cells.data() + (c * rows + l + 1) * D, f32_,
+               isa_);
+    }
   });
 }
 

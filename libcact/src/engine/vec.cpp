@@ -1,5 +1,8 @@
 #include "engine/vec.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace cact::engine {
 
 VecIsa vec_isa() {
@@ -14,6 +17,16 @@ VecIsa vec_isa() {
 #else
   return VecIsa::base;
 #endif
+}
+
+VecIsa engine_vec_isa() {
+  const char* env = std::getenv("CACT_VEC");
+  VecIsa want = vec_isa();
+  if (env != nullptr) {
+    if (std::strcmp(env, "base") == 0) want = VecIsa::base;
+    if (std::strcmp(env, "avx2") == 0) want = VecIsa::avx2;
+  }
+  return want < vec_isa() ? want : vec_isa();
 }
 
 const char* vec_isa_name(VecIsa isa) {

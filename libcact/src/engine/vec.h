@@ -33,6 +33,9 @@ namespace cact::engine {
 enum class VecIsa : uint8_t { base = 16, avx2 = 32, avx512 = 64 };
 // The widest this CPU runs (base off x86-64).
 VecIsa vec_isa();
+// What a new Session uses: vec_isa(), or narrower if CACT_VEC is "base" or
+// "avx2" (tests compare the widths end to end; the bits must not change).
+VecIsa engine_vec_isa();
 const char* vec_isa_name(VecIsa isa);
 
 // GCC vector extension: L lanes of T.
