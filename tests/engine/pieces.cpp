@@ -17,16 +17,12 @@
 #include "engine/hadamard_mlp.h"
 #include "engine/kv_cache.h"
 #include "engine/mhc.h"
+#include "random_vector.h"
 
 using namespace cact::engine;
 
 namespace {
-std::vector<float> random_vector(std::mt19937& rng, size_t n, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using cact::test::random_vector;
 
 // softmax(q·k/sqrt(d)) v over the listed positions, in double.
 std::vector<double> brute_attention(const std::vector<float>& q, const std::vector<std::vector<float>>& keys,
