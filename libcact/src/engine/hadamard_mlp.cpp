@@ -74,13 +74,14 @@ CACT_VEC_INLINE void gemm_rows(const Gemm& g, uint32_t k0) {
 // Tiles of KB rows × 2 vectors: 8 × 32 floats with AVX-512 (8 of its 32
 // registers accumulate), otherwise 4 rows.
 template <typename T, uint32_t Bytes>
-CACT_VEC_INLINE void gemm_tn(const Gemm& g) {
+CACT_VEC_INLINE void gemm_body(const Gemm& g) {
   constexpr uint32_t L = Bytes / sizeof(T);
   constexpr uint32_t KB = Bytes == 64 && sizeof(T) == 4 ? 8 : 4;
   uint32_t k0 = 0;
   for (; k0 + KB <= g.K; k0 += KB) gemm_rows<T, L, KB>(g, k0);
   for (; k0 < g.K; ++k0) gemm_rows<T, L, 1>(g, k0);
 }
+CACT_VEC_DISPATCH(gemm, Gemm)
 
 // s[j] += a · x[j] for j < n.
 template <typename Acc>
@@ -103,8 +104,8 @@ CACT_VEC_INLINE void factor_body(const Factor& f) {
   // W is w viewed as ba × bb, row-major.
   if (!f.untied) {
     // tmp[k][j] = Σ_i A[i][k] W[i][j];  out[k][l] = Σ_j tmp[k][j] B[j][l].
-    gemm_tn<Acc, Bytes>({rout, rin, bb, f.A, ba, 1, f.w, bb, f.tmp, bb});
-    gemm_tn<Acc, Bytes>({rout, bb, bb, f.tmp, 1, bb, f.B, bb, f.out, bb});
+    gemm_at<Acc, Bytes>({rout, rin, bb, f.A, ba, 1, f.w, bb, f.tmp, bb});
+    gemm_at<Acc, Bytes>({rout, bb, bb, f.tmp, 1, bb, f.B, bb, f.out, bb});
     return;
   }
   // Block-untied: A [bb][ba][ba], B [ba][bb][bb];
@@ -252,7 +253,12 @@ void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, ui
 template <typename Acc>
 void hadamard_mlp(const Weights& w, uint32_t l, bool untied, const float* m, size_t m_stride, uint32_t count,
                   float* out, size_t out_stride, HadaScratch& s, VecIsa isa) {
-  mlp<Acc>(isa, {&w, l, untied, m, m_stride, count, out, out_stride, &s});
+  const Mlp a{&w, l, untied, m, m_stride, count, out, out_stride, &s};
+  if constexpr (std::is_same_v<Acc, double>) {
+    mlp_base<double>(a);  // the reference path: one build (binary size; it is not meant to be fast)
+  } else {
+    mlp<Acc>(isa, a);
+  }
 }
 
 template void hada_factor<double>(const float*, const float*, const float*, uint32_t, uint32_t, bool, float*, float*,

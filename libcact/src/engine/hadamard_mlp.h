@@ -36,7 +36,8 @@ void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, ui
 // out[c·out_stride + i] = HadamardMLP_l(m_c)[i] for i < D and the `count`
 // vectors m_c = m + c·m_stride. Acc = double: double sums and a double-exp silu
 // (reference numerics); Acc = float: float sums and exp_f32 (int8 numerics).
-// Each token's result does not depend on count or isa.
+// Each token's result does not depend on count or isa (the double version is
+// built for the baseline width only).
 template <typename Acc>
 void hadamard_mlp(const Weights& w, uint32_t l, bool untied, const float* m, size_t m_stride, uint32_t count,
                   float* out, size_t out_stride, HadaScratch& s, VecIsa isa = vec_isa());

@@ -75,22 +75,35 @@ struct Lanes<T, 1> {
 
 // Width-specific builds of `template <typename Acc, uint32_t Bytes> void
 // name##_body(const Args&)` (always-inline): defines
-// `template <typename Acc> void name(VecIsa, const Args&)`, which runs the
-// instance for min(isa, vec_isa()) — 16-byte vectors, or the AVX2 / AVX-512F
-// build on x86-64, where the target attribute maps the vectors onto registers.
+//   name##_at<Acc, Bytes>(a)  the out-of-line build for that width (a callee of
+//                            another width-specific body, kept out of line so
+//                            that a large body is not copied into each caller);
+//   name<Acc>(isa, a)        the build for min(isa, vec_isa()).
+// Widths: 16-byte vectors, or on x86-64 AVX2 / AVX-512F, where the target
+// attribute maps the vectors onto registers.
 #if CACT_VEC_X86
 #define CACT_VEC_DISPATCH(name, Args)                                             \
   template <typename Acc>                                                         \
-  void name##_base(const Args& a) {                                               \
+  [[gnu::noinline]] void name##_base(const Args& a) {                             \
     name##_body<Acc, 16>(a);                                                      \
   }                                                                               \
   template <typename Acc>                                                         \
-  CACT_TARGET_AVX2 void name##_avx2(const Args& a) {                              \
+  [[gnu::noinline]] CACT_TARGET_AVX2 void name##_avx2(const Args& a) {            \
     name##_body<Acc, 32>(a);                                                      \
   }                                                                               \
   template <typename Acc>                                                         \
-  CACT_TARGET_AVX512 void name##_avx512(const Args& a) {                          \
+  [[gnu::noinline]] CACT_TARGET_AVX512 void name##_avx512(const Args& a) {        \
     name##_body<Acc, 64>(a);                                                      \
+  }                                                                               \
+  template <typename Acc, uint32_t Bytes>                                         \
+  CACT_VEC_INLINE void name##_at(const Args& a) {                                 \
+    if constexpr (Bytes == 64) {                                                  \
+      name##_avx512<Acc>(a);                                                      \
+    } else if constexpr (Bytes == 32) {                                           \
+      name##_avx2<Acc>(a);                                                        \
+    } else {                                                                      \
+      name##_base<Acc>(a);                                                        \
+    }                                                                             \
   }                                                                               \
   template <typename Acc>                                                         \
   void name(VecIsa isa, const Args& a) {                                          \
@@ -103,8 +116,16 @@ struct Lanes<T, 1> {
 #else
 #define CACT_VEC_DISPATCH(name, Args)                                             \
   template <typename Acc>                                                         \
-  void name(VecIsa, const Args& a) {                                              \
+  [[gnu::noinline]] void name##_base(const Args& a) {                             \
     name##_body<Acc, 16>(a);                                                      \
+  }                                                                               \
+  template <typename Acc, uint32_t>                                               \
+  CACT_VEC_INLINE void name##_at(const Args& a) {                                 \
+    name##_base<Acc>(a);                                                          \
+  }                                                                               \
+  template <typename Acc>                                                         \
+  void name(VecIsa, const Args& a) {                                              \
+    name##_base<Acc>(a);                                                          \
   }
 #endif
 
