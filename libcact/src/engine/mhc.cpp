@@ -36,12 +36,12 @@ void sinkhorn(double* m, uint32_t n, int rounds) {
   for (uint32_t i = 0; i < n * n; ++i) m[i] = std::exp(m[i]);
 }
 
-void sinkhorn_exp(double* m, uint32_t n, int rounds) {
-  if (rounds <= 0) {
-    sinkhorn(m, n, rounds);
-    return;
-  }
-  double e[kMaxLanes * kMaxLanes];
+namespace {
+// sinkhorn_exp for a lane count known at compile time (NL; 0 = run time).
+template <uint32_t NL>
+void sinkhorn_exp_n(double* m, uint32_t n_rt, int rounds) {
+  const uint32_t n = NL != 0 ? NL : n_rt;
+  double e[NL != 0 ? NL * NL : kMaxLanes * kMaxLanes];
   for (uint32_t i = 0; i < n; ++i) {
     double mx = m[i * n];
     for (uint32_t j = 1; j < n; ++j) mx = std::max(mx, m[i * n + j]);
@@ -57,18 +57,33 @@ void sinkhorn_exp(double* m, uint32_t n, int rounds) {
     }
     // Columns: after a row pass every column sum is >= 1/n, except in the
     // first round, where a column can underflow (logits hundreds apart).
+    double s[NL != 0 ? NL : kMaxLanes] = {};
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) s[j] += e[i * n + j];
+    }
     for (uint32_t j = 0; j < n; ++j) {
-      double s = 0.0;
-      for (uint32_t i = 0; i < n; ++i) s += e[i * n + j];
-      if (round == 0 && !(s >= 1e-280)) {
+      if (round == 0 && !(s[j] >= 1e-280)) {
         sinkhorn(m, n, rounds);
         return;
       }
-      const double inv = 1.0 / s;
-      for (uint32_t i = 0; i < n; ++i) e[i * n + j] *= inv;
+      s[j] = 1.0 / s[j];
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) e[i * n + j] *= s[j];
     }
   }
   std::copy(e, e + n * n, m);
+}
+}  // namespace
+
+void sinkhorn_exp(double* m, uint32_t n, int rounds) {
+  if (rounds <= 0 || n > kMaxLanes) {
+    sinkhorn(m, n, rounds);
+  } else if (n == 4) {
+    sinkhorn_exp_n<4>(m, n, rounds);
+  } else {
+    sinkhorn_exp_n<0>(m, n, rounds);
+  }
 }
 
 void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const float* post, const float* res,
