@@ -103,7 +103,9 @@ void Linear::apply_small(const LinearInput& input, std::initializer_list<LinearJ
     tasks += (j.row_end - j.row_begin + kRows - 1) / kRows;
     rows += j.row_end - j.row_begin;
   }
-  if (numerics_ != Numerics::int8 || pool_ == nullptr || pool_->size() == 1 || uint64_t(rows) * input.count < 128) {
+  // Not worth a pool job below ~1 M MACs (each task would be a few µs).
+  const uint64_t macs = uint64_t(rows) * input.count * input.in;
+  if (numerics_ != Numerics::int8 || pool_ == nullptr || pool_->size() == 1 || tasks < 2 || macs < (1u << 20)) {
     for (const LinearJob& j : jobs) apply(input, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
     return;
   }
