@@ -50,7 +50,10 @@ struct VecOf {
 // inside one width-specific build, never across an ABI boundary: GCC's note
 // that such a return "changes the ABI" does not apply (it stays off for the
 // files that include this header).
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
