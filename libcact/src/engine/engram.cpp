@@ -25,13 +25,14 @@ void engram_slots(const Geometry& g, const int32_t* tok, uint32_t t, int32_t* sl
   }
 }
 
-void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, Linear& linear, float* e) {
+void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, Linear& linear, float* e,
+                   uint32_t thread) {
   for (uint32_t table = 0; table < g.E; ++table) {
     float* dst = e + size_t(table) * g.sd;
     if (slots[table] < 0) {
       std::fill(dst, dst + g.sd, 0.0f);
     } else {
-      linear.row(site.tables, table * g.Z + uint32_t(slots[table]), dst);
+      linear.row(site.tables, table * g.Z + uint32_t(slots[table]), dst, thread);
     }
   }
 }

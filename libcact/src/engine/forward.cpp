@@ -15,6 +15,7 @@
 namespace cact::engine {
 
 namespace {
+constexpr uint32_t kMlpBlock = 4;  // tokens per Hadamard MLP call in a chunk
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -23,7 +24,7 @@ size_t cap_bytes(const std::vector<T>& v) {
 
 size_t Workspace::bytes() const {
   size_t b = cap_bytes(tokens) + cap_bytes(slots);
-  for (const auto* buf : {&lanes, &lanes_next, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
+  for (const auto* buf : {&lanes, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
                         &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &logits, &rope_cos, &rope_sin,
                         &head_scores}) {
     b += cap_bytes(*buf);
@@ -44,6 +45,8 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   const Weights& w = *w_;
   const Geometry& g = w.g;
   untied_ = engine.model().canon().block_untied();
+  f32_ = engine.numerics() == Numerics::int8;
+  isa_ = engine_vec_isa();
   keep_cells_ = options.keep_cells;
 
   context_ = options.context == 0 ? g.max_seq : options.context;
@@ -101,7 +104,6 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.tokens.assign(history_ + C, 0);
   ws.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
   ws.lanes.assign(C * n * D, 0.0f);
-  ws.lanes_next.assign(T * n * D, 0.0f);
   ws.nx.assign(C * n * D, 0.0f);
   ws.pre.assign(C * L * n, 0.0f);
   ws.post.assign(C * L * n, 0.0f);
@@ -116,7 +118,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.v.assign(size_t(C) * g.vdim(), 0.0f);
   ws.gate.assign(size_t(C) * g.odim(), 0.0f);
   ws.att.assign(size_t(C) * g.odim(), 0.0f);
-  ws.mlp.assign(T * D, 0.0f);
+  ws.mlp.assign(C * D, 0.0f);
   ws.cells.assign(C * (L + 1) * D, 0.0f);
   ws.logits.assign(size_t(C) * g.out_rows, 0.0f);
   ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
@@ -172,30 +174,32 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   if (count == 0 || count > max_chunk_ || pos_ + count > context_) fail("internal: chunk does not fit the state");
   const size_t D = g.D, n = g.n, L = g.L, rows = L + 1;
 
-  // Token history, engram slots, embedding, RoPE tables.
+  // Token history; then per token (on the pool): engram slots, embedding, RoPE tables.
+  for (uint32_t c = 0; c < count; ++c) ws.tokens[history_ + c] = tokens[c];
   const double scale = std::sqrt(double(D));
-  for (uint32_t c = 0; c < count; ++c) {
-    const int32_t tok = tokens[c];
-    ws.tokens[history_ + c] = tok;
-    if (!w.sites.empty()) engram_slots(g, ws.tokens.data() + history_ + c, pos_ + c, ws.slots.data() + size_t(c) * g.E);
+  const uint32_t half = g.dq / 2;
+  pool_->run(count, [&](uint32_t c, uint32_t t) {
+    const int32_t* tok = ws.tokens.data() + history_ + c;
+    if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.slots.data() + size_t(c) * g.E);
     float* x0 = ws.cells.data() + size_t(c) * rows * D;
-    linear_.row(w.embedding, uint32_t(tok), x0);
+    linear_.row(w.embedding, uint32_t(*tok), x0, t);
     for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
     for (size_t j = 0; j < n; ++j) std::memcpy(ws.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
-    for (uint32_t i = 0; i < g.dq / 2; ++i) {
+    for (uint32_t i = 0; i < half; ++i) {
       const double angle = double(pos_ + c) * w.rope_freq[i];
-      ws.rope_cos[size_t(c) * g.dq / 2 + i] = float(std::cos(angle));
-      ws.rope_sin[size_t(c) * g.dq / 2 + i] = float(std::sin(angle));
+      ws.rope_cos[size_t(c) * half + i] = float(std::cos(angle));
+      ws.rope_sin[size_t(c) * half + i] = float(std::sin(angle));
     }
-  }
+  });
 
   for (uint32_t l = 0; l < g.L; ++l) layer(l, count);
 
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
-  for (uint32_t c = first; c < count; ++c) {
-    zc_norm(ws.cells.data() + (size_t(c) * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + size_t(c) * D);
-  }
+  pool_->run(count - first, [&](uint32_t i, uint32_t) {
+    const size_t c = first + i;
+    zc_norm(ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
+  });
   linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first);
   linear_.apply(ws.in_fin, w.embedding, 0, g.out_rows, ws.logits.data(), g.out_rows);
   std::memcpy(last_logits_.data(), ws.logits.data() + size_t(count - 1 - first) * g.out_rows,
@@ -227,56 +231,56 @@ void Forward::layer(uint32_t l, uint32_t count) {
   ThreadPool& pool = *pool_;
   pool.run(count, [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
   linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count);
-  linear_.apply(ws.in_nx, w.phi_pre, uint32_t(l * n), uint32_t((l + 1) * n), ws.pre.data(), L * n);
-  linear_.apply(ws.in_nx, w.phi_post, uint32_t(l * n), uint32_t((l + 1) * n), ws.post.data(), L * n);
-  linear_.apply(ws.in_nx, w.phi_res, uint32_t(l * n * n), uint32_t((l + 1) * n * n), ws.res.data(), L * n * n);
+  const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
+  linear_.apply_small(ws.in_nx, {{&w.phi_pre, ln, ln + uint32_t(n), ws.pre.data(), L * n},
+                                 {&w.phi_post, ln, ln + uint32_t(n), ws.post.data(), L * n},
+                                 {&w.phi_res, lnn, lnn + uint32_t(n * n), ws.res.data(), L * n * n}});
   pool.run(count, [&](uint32_t c, uint32_t) {
     MhcCoefficients co{ws.hpre.data() + c * n, ws.hpost.data() + c * n, ws.mix.data() + c * n * n};
     mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
-                     ws.res.data() + c * L * n * n + l * n * n, co);
-    const float* X = ws.lanes.data() + c * nD;
+                     ws.res.data() + c * L * n * n + l * n * n, co, f32_);
     float* u = ws.u.data() + c * D;
-    for (size_t i = 0; i < D; ++i) {
-      double s = 0.0;
-      for (size_t j = 0; j < n; ++j) s += double(co.hpre[j]) * double(X[j * D + i]);
-      u[i] = float(s);
-    }
+    mhc_pre(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, co.hpre, u, isa_);
     std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
   });
 
-  // Block_l(u).
+  // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).
   if (lw.site >= 0) engram(uint32_t(lw.site), count);
-  for (uint32_t c = 0; c < count; ++c) zc_norm(ws.u.data() + c * D, lw.norm_in.data(), D, ws.a.data() + c * D);
-  attention(l, count);
-  pool.run(count, [&](uint32_t c, uint32_t t) {
+  pool.run(count, [&](uint32_t c, uint32_t) {
     float* u = ws.u.data() + c * D;
-    float* tmp = ws.m.data() + c * D;
-    float* mlp = ws.mlp.data() + t * D;
-    zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, tmp);
-    for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * tmp[i];
-    zc_norm(u, lw.pre_hada.data(), D, tmp);
-    hadamard_mlp(w, l, untied_, tmp, mlp, ws.hada[t]);
-    for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
+    if (lw.site >= 0) engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
+    zc_norm(u, lw.norm_in.data(), D, ws.a.data() + c * D);
+  });
+  attention(l, count);
 
-    // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
-    float* X = ws.lanes.data() + c * nD;
-    const float* P = ws.mix.data() + c * n * n;
-    const float* hpost = ws.hpost.data() + c * n;
-    const float* u_in = ws.u_in.data() + c * D;
-    float* next = ws.lanes_next.data() + t * nD;
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t d = 0; d < D; ++d) {
-        double s = double(hpost[i]) * (double(u[d]) - double(u_in[d]));
-        for (size_t j = 0; j < n; ++j) s += double(P[i * n + j]) * double(X[j * D + d]);
-        next[i * D + d] = float(s);
-      }
+  // Per block of tokens: each token's attention residual and pre_hada norm, the
+  // Hadamard MLP of the whole block in one call (the layer's factors stay in
+  // cache from token to token), then each token's MLP residual and lane mixing.
+  // A token's values do not depend on the blocking or the thread.
+  pool.run((count + kMlpBlock - 1) / kMlpBlock, [&](uint32_t b, uint32_t t) {
+    const uint32_t c0 = b * kMlpBlock, c1 = std::min(count, c0 + kMlpBlock);
+    for (size_t c = c0; c < c1; ++c) {
+      float* u = ws.u.data() + c * D;
+      float* m = ws.m.data() + c * D;
+      zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, m);
+      for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * m[i];
+      zc_norm(u, lw.pre_hada.data(), D, m);
     }
-    std::memcpy(X, next, nD * sizeof(float));
-    float* cell = ws.cells.data() + (c * rows + l + 1) * D;
-    for (size_t d = 0; d < D; ++d) {
-      double s = 0.0;
-      for (size_t j = 0; j < n; ++j) s += double(X[j * D + d]);
-      cell[d] = float(s / double(n));
+    float* m0 = ws.m.data() + c0 * D;
+    float* mlp0 = ws.mlp.data() + c0 * D;
+    if (f32_) {
+      hadamard_mlp<float>(w, l, untied_, m0, D, c1 - c0, mlp0, D, ws.hada[t], isa_);
+    } else {
+      hadamard_mlp<double>(w, l, untied_, m0, D, c1 - c0, mlp0, D, ws.hada[t], isa_);
+    }
+    for (size_t c = c0; c < c1; ++c) {
+      float* u = ws.u.data() + c * D;
+      const float* mlp = ws.mlp.data() + c * D;
+      for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
+      // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
+      mhc_post(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, ws.mix.data() + c * n * n,
+               ws.hpost.data() + c * n, u, ws.u_in.data() + c * D, ws.cells.data() + (c * rows + l + 1) * D, f32_,
+               isa_);
     }
   });
 }
@@ -287,17 +291,14 @@ void Forward::engram(uint32_t site, uint32_t count) {
   const SiteWeights& sw = w.sites[site];
   Workspace& ws = ws_;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  for (uint32_t c = 0; c < count; ++c) {
-    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width);
-  }
+  pool_->run(count, [&](uint32_t c, uint32_t t) {
+    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width, t);
+  });
   linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count);
   linear_.apply(ws.in_e, sw.key_proj, ws.ek.data(), D);
   CausalConv& conv = sites_[site].value;
   linear_.apply(ws.in_e, sw.value_proj, conv.input(), D);
   conv.run(sw.taps.data(), count, ws.ev.data());
-  for (uint32_t c = 0; c < count; ++c) {
-    engram_update(ws.u.data() + c * D, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
-  }
 }
 
 }  // namespace cact::engine

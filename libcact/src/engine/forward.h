@@ -42,7 +42,7 @@ struct SiteState {
 struct Workspace {
   std::vector<int32_t> tokens;  // [max_order-1 history | chunk]
   std::vector<int32_t> slots;   // [C][E]
-  std::vector<float> lanes, lanes_next, nx, pre, post, res, hpre, hpost, mix;
+  std::vector<float> lanes, nx, pre, post, res, hpre, hpost, mix;
   std::vector<float> u, u_in, e, ek, ev, a, q, k, v, gate, att, z, m, mlp, fin, cells, logits;
   std::vector<float> rope_cos, rope_sin, head_scores;
   LinearInput in_nx, in_e, in_a, in_o, in_fin, in_cell;
@@ -81,6 +81,8 @@ class Forward {
   std::unique_ptr<ThreadPool> pool_;
   Linear linear_;
   bool untied_ = false;
+  bool f32_ = false;  // int8 numerics: the per-token float work accumulates in float
+  VecIsa isa_ = VecIsa::base;
   bool keep_cells_ = false;
   uint32_t context_ = 0, max_chunk_ = 0, pos_ = 0, history_ = 0;
   Visibility vis_;

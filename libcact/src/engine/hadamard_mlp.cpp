@@ -2,21 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "engine/ops.h"
 
-// The loops below keep, for every output element, exactly the sum of the
-// straightforward formulation (double accumulator from 0, terms in index
-// order); they only walk the elements in an order the compiler can
-// vectorise (contiguous inner loops over independent outputs). Each term is
-// float × float, exact in double, so contraction could not change it either.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && \
-    !defined(__SANITIZE_ADDRESS__)
-#define CACT_HOT_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CACT_HOT_CLONES
-#endif
+// Every output of the products below is one accumulator of type Acc that
+// starts at 0 and adds its terms in index order (Acc(a) · Acc(x), no FMA); the
+// loops only choose which outputs run side by side in vector lanes. So the
+// result does not depend on the vector width: the base, AVX2 and AVX-512
+// builds of a routine, and the tile shapes each picks, give the same bits.
+// For Acc = double each term is float × float, exact in double.
+//
+// Width-specific builds: the bodies are always-inline templates on the vector
+// width in bytes; thin entry points with a target attribute instantiate them
+// (the GCC vector extension then maps onto that width's registers).
 
 namespace cact::engine {
 
@@ -26,118 +26,248 @@ void HadaScratch::reserve(uint32_t N) {
   if (cond.size() < N) cond.resize(N);
   if (tmp.size() < N) tmp.resize(N);
   if (acc.size() < std::max<uint32_t>(N, 8)) acc.resize(std::max<uint32_t>(N, 8));
+  if (acc32.size() < std::max<uint32_t>(N, 8)) acc32.resize(std::max<uint32_t>(N, 8));
 }
 
 namespace {
 
-// s[j] += a * x[j] for j < n (doubles from floats).
-inline void axpy(double* s, double a, const float* x, uint32_t n) {
-  for (uint32_t j = 0; j < n; ++j) s[j] += a * double(x[j]);
+// out[k·ok + j] = float(Σ_{i<I} Acc(A[i·ai + k·ak]) · Acc(X[i·xi + j])) for k < K, j < J.
+struct Gemm {
+  uint32_t K, I, J;
+  const float* A;
+  size_t ai, ak;
+  const float* X;
+  size_t xi;
+  float* out;
+  size_t ok;
+};
+
+// One KB × (NV·L) tile of outputs at (k0, j0): L lanes of T per vector (L = 1: scalar).
+template <typename T, uint32_t L, uint32_t KB, uint32_t NV>
+CACT_VEC_INLINE void gemm_tile(const Gemm& g, uint32_t k0, uint32_t j0) {
+  using W = Lanes<T, L>;
+  typename W::V acc[KB][NV];
+  for (uint32_t k = 0; k < KB; ++k) {
+    for (uint32_t v = 0; v < NV; ++v) acc[k][v] = W::splat(T(0));
+  }
+  for (uint32_t i = 0; i < g.I; ++i) {
+    typename W::V x[NV];
+    for (uint32_t v = 0; v < NV; ++v) x[v] = W::load(g.X + i * g.xi + j0 + v * L);
+    for (uint32_t k = 0; k < KB; ++k) {
+      const T a = T(g.A[i * g.ai + (k0 + k) * g.ak]);
+      for (uint32_t v = 0; v < NV; ++v) acc[k][v] += a * x[v];
+    }
+  }
+  for (uint32_t k = 0; k < KB; ++k) {
+    for (uint32_t v = 0; v < NV; ++v) W::store(g.out + (k0 + k) * g.ok + j0 + v * L, acc[k][v]);
+  }
 }
 
-// out[k*ok + j] = float(Σ_{i<I} double(A[i*ai + k*ak]) · double(X[i*xi + j])) for k < K, j < J,
-// each sum a double accumulator from 0 in i order. Register tiles of 4 × 8 outputs.
-inline void gemm_tn(uint32_t K, uint32_t I, uint32_t J, const float* A, size_t ai, size_t ak, const float* X, size_t xi,
-                    float* out, size_t ok) {
-  constexpr uint32_t KB = 4, JB = 8;
+template <typename T, uint32_t L, uint32_t KB>
+CACT_VEC_INLINE void gemm_rows(const Gemm& g, uint32_t k0) {
+  uint32_t j0 = 0;
+  for (; j0 + 2 * L <= g.J; j0 += 2 * L) gemm_tile<T, L, KB, 2>(g, k0, j0);
+  for (; j0 + L <= g.J; j0 += L) gemm_tile<T, L, KB, 1>(g, k0, j0);
+  for (; j0 < g.J; ++j0) gemm_tile<T, 1, KB, 1>(g, k0, j0);
+}
+
+// Tiles of KB rows × 2 vectors: 8 × 32 floats with AVX-512 (8 of its 32
+// registers accumulate), otherwise 4 rows.
+template <typename T, uint32_t Bytes>
+CACT_VEC_INLINE void gemm_body(const Gemm& g) {
+  constexpr uint32_t L = Bytes / sizeof(T);
+  constexpr uint32_t KB = Bytes == 64 && sizeof(T) == 4 ? 8 : 4;
   uint32_t k0 = 0;
-  for (; k0 + KB <= K; k0 += KB) {
-    uint32_t j0 = 0;
-    for (; j0 + JB <= J; j0 += JB) {
-      double acc[KB][JB] = {};
-      for (uint32_t i = 0; i < I; ++i) {
-        double x[JB];
-        for (uint32_t j = 0; j < JB; ++j) x[j] = double(X[i * xi + j0 + j]);
-        for (uint32_t k = 0; k < KB; ++k) {
-          const double a = double(A[i * ai + (k0 + k) * ak]);
-          for (uint32_t j = 0; j < JB; ++j) acc[k][j] += a * x[j];
-        }
-      }
-      for (uint32_t k = 0; k < KB; ++k) {
-        for (uint32_t j = 0; j < JB; ++j) out[(k0 + k) * ok + j0 + j] = float(acc[k][j]);
-      }
-    }
-    for (; j0 < J; ++j0) {
-      for (uint32_t k = k0; k < k0 + KB; ++k) {
-        double acc = 0.0;
-        for (uint32_t i = 0; i < I; ++i) acc += double(A[i * ai + k * ak]) * double(X[i * xi + j0]);
-        out[k * ok + j0] = float(acc);
-      }
-    }
-  }
-  for (; k0 < K; ++k0) {
-    for (uint32_t j = 0; j < J; ++j) {
-      double acc = 0.0;
-      for (uint32_t i = 0; i < I; ++i) acc += double(A[i * ai + k0 * ak]) * double(X[i * xi + j]);
-      out[k0 * ok + j] = float(acc);
-    }
-  }
+  for (; k0 + KB <= g.K; k0 += KB) gemm_rows<T, L, KB>(g, k0);
+  for (; k0 < g.K; ++k0) gemm_rows<T, L, 1>(g, k0);
+}
+CACT_VEC_DISPATCH(gemm, Gemm)
+
+// s[j] += a · x[j] for j < n.
+template <typename Acc>
+CACT_VEC_INLINE void axpy(Acc* s, Acc a, const float* x, uint32_t n) {
+  for (uint32_t j = 0; j < n; ++j) s[j] += a * Acc(x[j]);
 }
 
-}  // namespace
+struct Factor {
+  const float *w, *A, *B;
+  uint32_t ba, bb, rows_in, rows_out;
+  bool untied;
+  float *out, *tmp;
+  void* acc;  // max(ba, bb) Acc (block-untied)
+};
 
-CACT_HOT_CLONES
-void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, uint32_t bb, bool untied, float* out,
-                 float* tmp, double* s) {
-  std::vector<double> own;
-  if (s == nullptr) {
-    own.resize(std::max(ba, bb));
-    s = own.data();
-  }
+template <typename Acc, uint32_t Bytes>
+CACT_VEC_INLINE void factor_body(const Factor& f) {
+  Acc* s = static_cast<Acc*>(f.acc);
+  const uint32_t ba = f.ba, bb = f.bb, rin = f.rows_in, rout = f.rows_out;
   // W is w viewed as ba × bb, row-major.
-  if (!untied) {
+  if (!f.untied) {
     // tmp[k][j] = Σ_i A[i][k] W[i][j];  out[k][l] = Σ_j tmp[k][j] B[j][l].
-    gemm_tn(ba, ba, bb, A, ba, 1, w, bb, tmp, bb);
-    gemm_tn(ba, bb, bb, tmp, 1, bb, B, bb, out, bb);
+    gemm_at<Acc, Bytes>({rout, rin, bb, f.A, ba, 1, f.w, bb, f.tmp, bb});
+    gemm_at<Acc, Bytes>({rout, bb, bb, f.tmp, 1, bb, f.B, bb, f.out, bb});
     return;
   }
   // Block-untied: A [bb][ba][ba], B [ba][bb][bb];
   // tmp[j][k] = Σ_i W[i][j] A[j][i][k];  out[k][l] = Σ_j tmp[j][k] B[k][j][l].
   for (uint32_t j = 0; j < bb; ++j) {
-    std::fill(s, s + ba, 0.0);
-    for (uint32_t i = 0; i < ba; ++i) axpy(s, double(w[i * bb + j]), A + (size_t(j) * ba + i) * ba, ba);
-    for (uint32_t k = 0; k < ba; ++k) tmp[j * ba + k] = float(s[k]);
+    std::fill(s, s + rout, Acc(0));
+    for (uint32_t i = 0; i < rin; ++i) axpy(s, Acc(f.w[i * bb + j]), f.A + (size_t(j) * ba + i) * ba, rout);
+    for (uint32_t k = 0; k < rout; ++k) f.tmp[j * ba + k] = float(s[k]);
   }
-  for (uint32_t k = 0; k < ba; ++k) {
-    std::fill(s, s + bb, 0.0);
-    for (uint32_t j = 0; j < bb; ++j) axpy(s, double(tmp[j * ba + k]), B + (size_t(k) * bb + j) * bb, bb);
-    for (uint32_t l = 0; l < bb; ++l) out[k * bb + l] = float(s[l]);
+  for (uint32_t k = 0; k < rout; ++k) {
+    std::fill(s, s + bb, Acc(0));
+    for (uint32_t j = 0; j < bb; ++j) axpy(s, Acc(f.tmp[j * ba + k]), f.B + (size_t(k) * bb + j) * bb, bb);
+    for (uint32_t l = 0; l < bb; ++l) f.out[k * bb + l] = float(s[l]);
   }
 }
 
-CACT_HOT_CLONES
-void hadamard_mlp(const Weights& w, uint32_t l, bool untied, const float* m, float* out, HadaScratch& s) {
+CACT_VEC_DISPATCH(factor, Factor)
+
+template <typename Acc>
+Acc* acc_of(HadaScratch& s) {
+  if constexpr (std::is_same_v<Acc, float>) {
+    return s.acc32.data();
+  } else {
+    return s.acc.data();
+  }
+}
+
+struct Mlp {
+  const Weights* w;
+  uint32_t l;
+  bool untied;
+  const float* m;
+  size_t m_stride;
+  uint32_t count;
+  float* out;
+  size_t out_stride;
+  HadaScratch* s;
+};
+
+template <typename Acc, uint32_t Bytes>
+CACT_VEC_INLINE void mlp_token(const Mlp& a, const float* m, float* out) {
+  constexpr bool kF32 = std::is_same_v<Acc, float>;
+  const Weights& w = *a.w;
   const Geometry& g = w.g;
-  const LayerWeights& lw = w.layers[l];
-  const uint32_t N = g.N, D = g.D;
+  const LayerWeights& lw = w.layers[a.l];
+  const uint32_t N = g.N, D = g.D, ba = g.ba, bb = g.bb;
+  HadaScratch& s = *a.s;
   float* z = s.z.data();
   float* t = s.t.data();
   float* cond = s.cond.data();
-  float* tmp = s.tmp.data();
-  double* acc = s.acc.data();
+  Acc* acc = acc_of<Acc>(s);
 
-  // cond = 1 + softmax(cond_vᵀ m) · cond_u.
-  std::fill(acc, acc + 8, 0.0);
-  for (uint32_t d = 0; d < D; ++d) axpy(acc, double(m[d]), lw.cond_v.data() + size_t(d) * 8, 8);
+  // cond = 1 + softmax(cond_vᵀ m) · cond_u. The 8 logits are sums over D: in
+  // float they run as 8 interleaved partial sums (d mod 8, added in order at
+  // the end) so that decoding is not bound by one dependent chain.
+  constexpr uint32_t kSplit = kF32 ? 8 : 1;
+  using W8 = Lanes<Acc, 8>;
+  typename W8::V part[kSplit];
+  for (uint32_t q = 0; q < kSplit; ++q) part[q] = W8::splat(Acc(0));
+  const auto add_row = [&](typename W8::V& p, uint32_t row) {
+    p += Acc(m[row]) * W8::load(lw.cond_v.data() + size_t(row) * 8);
+  };
+  uint32_t d = 0;
+  for (; d + kSplit <= D; d += kSplit) {
+    for (uint32_t q = 0; q < kSplit; ++q) add_row(part[q], d + q);
+  }
+  for (const uint32_t d0 = d; d < D; ++d) add_row(part[d - d0], d);
+  for (uint32_t q = 1; q < kSplit; ++q) part[0] += part[q];
   float logits[8];
-  for (uint32_t r = 0; r < 8; ++r) logits[r] = float(acc[r]);
+  for (uint32_t r = 0; r < 8; ++r) logits[r] = float(part[0][r]);
   softmax(logits, 8);
-  std::fill(acc, acc + N, 1.0);
-  for (uint32_t r = 0; r < 8; ++r) axpy(acc, double(logits[r]), lw.cond_u.data() + size_t(r) * N, N);
-  for (uint32_t i = 0; i < N; ++i) cond[i] = float(acc[i]);
+  // cond[i] = 1 + Σ_r p_r cond_u[r][i], r in order, L outputs at a time.
+  const float* cu = lw.cond_u.data();
+  const auto cond_at = [&]<uint32_t L>(uint32_t i) {
+    using W = Lanes<Acc, L>;
+    typename W::V c = W::splat(Acc(1));
+    for (uint32_t r = 0; r < 8; ++r) c += Acc(logits[r]) * W::load(cu + size_t(r) * N + i);
+    W::store(cond + i, c);
+  };
+  constexpr uint32_t L = Bytes / sizeof(Acc);
+  uint32_t i0 = 0;
+  for (; i0 + L <= N; i0 += L) cond_at.template operator()<L>(i0);
+  for (; i0 < N; ++i0) cond_at.template operator()<1>(i0);
 
+  // W rows from ceil(D / bb) on are zero in the first factor, and only those
+  // output rows of the last factor are read.
+  const uint32_t rows_d = std::min(ba, (D + bb - 1) / bb);
+  Factor f{z, nullptr, nullptr, ba, bb, ba, ba, a.untied, t, s.tmp.data(), acc};
   // z = P1(F(d1 ⊙ pad(m); w1a, w1b)).
-  for (uint32_t i = 0; i < N; ++i) z[i] = i < D ? lw.d1[i] * m[i] : 0.0f;
-  hada_factor(z, lw.w1a.data(), lw.w1b.data(), g.ba, g.bb, untied, t, tmp, acc);
-  for (uint32_t i = 0; i < N; ++i) z[i] = t[w.p1[i]];
-  // z = P2(F(silu(d2 ⊙ cond ⊙ z + b2); w2a, w2b)).
-  for (uint32_t i = 0; i < N; ++i) z[i] = silu(lw.d2[i] * cond[i] * z[i] + lw.b2[i]);
-  hada_factor(z, lw.w2a.data(), lw.w2b.data(), g.ba, g.bb, untied, t, tmp, acc);
-  for (uint32_t i = 0; i < N; ++i) z[i] = t[w.p2[i]];
-  // z = F(d3 ⊙ z; w3a, w3b); return (d4 ⊙ z)[0, D).
-  for (uint32_t i = 0; i < N; ++i) z[i] *= lw.d3[i];
-  hada_factor(z, lw.w3a.data(), lw.w3b.data(), g.ba, g.bb, untied, t, tmp, acc);
-  for (uint32_t i = 0; i < D; ++i) out[i] = lw.d4[i] * t[i];
+  const float* d1 = lw.d1.data();
+  for (uint32_t i = 0; i < D; ++i) z[i] = d1[i] * m[i];
+  std::fill(z + D, z + rows_d * bb, 0.0f);
+  f.A = lw.w1a.data();
+  f.B = lw.w1b.data();
+  f.rows_in = rows_d;
+  factor_body<Acc, Bytes>(f);
+  // z = P2(F(silu(d2 ⊙ cond ⊙ P1(t) + b2); w2a, w2b)).
+  const uint32_t* p1 = w.p1.data();
+  const float *d2 = lw.d2.data(), *b2 = lw.b2.data();
+  for (uint32_t i = 0; i < N; ++i) z[i] = t[p1[i]];
+  for (uint32_t i = 0; i < N; ++i) {
+    const float x = d2[i] * cond[i] * z[i] + b2[i];
+    if constexpr (kF32) {
+      z[i] = silu_f32(x);
+    } else {
+      z[i] = silu(x);
+    }
+  }
+  f.A = lw.w2a.data();
+  f.B = lw.w2b.data();
+  f.rows_in = ba;
+  factor_body<Acc, Bytes>(f);
+  // z = F(d3 ⊙ P2(t); w3a, w3b); return (d4 ⊙ z)[0, D).
+  const uint32_t* p2 = w.p2.data();
+  const float* d3 = lw.d3.data();
+  for (uint32_t i = 0; i < N; ++i) z[i] = t[p2[i]] * d3[i];
+  f.A = lw.w3a.data();
+  f.B = lw.w3b.data();
+  f.rows_out = rows_d;
+  factor_body<Acc, Bytes>(f);
+  const float* d4 = lw.d4.data();
+  for (uint32_t i = 0; i < D; ++i) out[i] = d4[i] * t[i];
 }
+
+template <typename Acc, uint32_t Bytes>
+CACT_VEC_INLINE void mlp_body(const Mlp& a) {
+  for (uint32_t c = 0; c < a.count; ++c) mlp_token<Acc, Bytes>(a, a.m + c * a.m_stride, a.out + c * a.out_stride);
+}
+
+CACT_VEC_DISPATCH(mlp, Mlp)
+
+}  // namespace
+
+template <typename Acc>
+void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, uint32_t bb, bool untied, float* out,
+                 float* tmp, Acc* acc, uint32_t rows_in, uint32_t rows_out, VecIsa isa) {
+  std::vector<Acc> own;
+  if (acc == nullptr) {
+    own.resize(std::max(ba, bb));
+    acc = own.data();
+  }
+  factor<Acc>(isa, {w, A, B, ba, bb, rows_in == 0 ? ba : rows_in, rows_out == 0 ? ba : rows_out, untied, out, tmp, acc});
+}
+
+template <typename Acc>
+void hadamard_mlp(const Weights& w, uint32_t l, bool untied, const float* m, size_t m_stride, uint32_t count,
+                  float* out, size_t out_stride, HadaScratch& s, VecIsa isa) {
+  const Mlp a{&w, l, untied, m, m_stride, count, out, out_stride, &s};
+  if constexpr (std::is_same_v<Acc, double>) {
+    mlp_base<double>(a);  // the reference path: one build (binary size; it is not meant to be fast)
+  } else {
+    mlp<Acc>(isa, a);
+  }
+}
+
+template void hada_factor<double>(const float*, const float*, const float*, uint32_t, uint32_t, bool, float*, float*,
+                                  double*, uint32_t, uint32_t, VecIsa);
+template void hada_factor<float>(const float*, const float*, const float*, uint32_t, uint32_t, bool, float*, float*,
+                                 float*, uint32_t, uint32_t, VecIsa);
+template void hadamard_mlp<double>(const Weights&, uint32_t, bool, const float*, size_t, uint32_t, float*, size_t,
+                                   HadaScratch&, VecIsa);
+template void hadamard_mlp<float>(const Weights&, uint32_t, bool, const float*, size_t, uint32_t, float*, size_t,
+                                  HadaScratch&, VecIsa);
 
 }  // namespace cact::engine

@@ -18,10 +18,18 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
   reserve_rows(max_in);
 }
 
+void Linear::set_pool(ThreadPool* pool) {
+  pool_ = pool;
+  rows_.resize(pool != nullptr ? pool->size() : 1);
+  reserve_rows(uint32_t(dense_.size()));
+}
+
 void Linear::reserve_rows(uint32_t max_in) {
   const uint32_t in_pad = codec::padded_in(max_in, codec::kGroup);
-  if (indices_.size() < in_pad) indices_.resize(in_pad);
-  if (group_.size() < codec::kGroup) group_.resize(codec::kGroup);
+  for (RowScratch& rs : rows_) {
+    if (rs.indices.size() < in_pad) rs.indices.resize(in_pad);
+    if (rs.group.size() < codec::kGroup) rs.group.resize(codec::kGroup);
+  }
   if (dense_.size() < in_pad) dense_.resize(in_pad);
 }
 
@@ -32,15 +40,17 @@ void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t coun
   if (numerics_ == Numerics::int8) kernels_->quantize_activations(x, in, count, input.q);
 }
 
-void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out) {
-  reserve_rows(m.in);
-  codec::unpack_indices(m.row(r), m.in_pad, m.bits, indices_.data());
+void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thread) {
+  // Sized beforehand (reserve) for the token loop; grown here only on first use.
+  RowScratch& rs = rows_.at(thread);
+  if (rs.indices.size() < m.in_pad) rs.indices.resize(m.in_pad);
+  if (rs.group.size() < m.group) rs.group.resize(m.group);
+  codec::unpack_indices(m.row(r), m.in_pad, m.bits, rs.indices.data());
   const std::vector<float>& cb = w_->codebook_of(m);
-  if (m.group > group_.size()) group_.resize(m.group);
-  float* group = group_.data();
+  float* group = rs.group.data();
   for (uint32_t g = 0; g < m.groups_per_row(); ++g) {
     const float norm = m.norm(r, g);
-    const uint8_t* idx = indices_.data() + size_t(g) * m.group;
+    const uint8_t* idx = rs.indices.data() + size_t(g) * m.group;
     for (uint32_t i = 0; i < m.group; ++i) group[i] = cb[idx[i]] * norm;
     codec::fwht(group, m.group);
     const uint32_t first = g * m.group;
@@ -86,8 +96,41 @@ void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t 
   }
 }
 
+void Linear::apply_small(const LinearInput& input, std::initializer_list<LinearJob> jobs) {
+  constexpr uint32_t kRows = 8;  // the kernels' row tile
+  uint32_t tasks = 0, rows = 0;
+  for (const LinearJob& j : jobs) {
+    tasks += (j.row_end - j.row_begin + kRows - 1) / kRows;
+    rows += j.row_end - j.row_begin;
+  }
+  // Not worth a pool job below ~1 M MACs (each task would be a few µs).
+  const uint64_t macs = uint64_t(rows) * input.count * input.in;
+  if (numerics_ != Numerics::int8 || pool_ == nullptr || pool_->size() == 1 || tasks < 2 || macs < (1u << 20)) {
+    for (const LinearJob& j : jobs) apply(input, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
+    return;
+  }
+  for (const LinearJob& j : jobs) {
+    if (input.in != j.m->in) fail("internal: matrix input width does not match the prepared activations");
+  }
+  pool_->run(tasks, [&](uint32_t task, uint32_t) {
+    for (const LinearJob& j : jobs) {
+      const uint32_t n = (j.row_end - j.row_begin + kRows - 1) / kRows;
+      if (task >= n) {
+        task -= n;
+        continue;
+      }
+      const uint32_t b = j.row_begin + task * kRows;
+      kernels_->cq_matmul(*j.m, w_->int8_codebook_of(*j.m), input.q, b, std::min(j.row_end, b + kRows), j.y,
+                          j.y_stride);
+      return;
+    }
+  });
+}
+
 size_t Linear::bytes() const {
-  return indices_.capacity() + (group_.capacity() + dense_.capacity()) * sizeof(float);
+  size_t b = dense_.capacity() * sizeof(float);
+  for (const RowScratch& rs : rows_) b += rs.indices.capacity() + rs.group.capacity() * sizeof(float);
+  return b;
 }
 
 }  // namespace cact::engine

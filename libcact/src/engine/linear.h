@@ -9,6 +9,7 @@
 // Output indexing follows the kernel table: y[v * y_stride + r] with the
 // absolute row r, for rows [row_begin, row_end).
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "cact/codec.h"
@@ -27,11 +28,20 @@ struct LinearInput {
   size_t bytes() const { return q.q.capacity() + q.scale.capacity() * sizeof(float); }
 };
 
+// One product of a batch: rows [row_begin, row_end) of m into y (see apply).
+struct LinearJob {
+  const codec::CqMatrix* m;
+  uint32_t row_begin, row_end;
+  float* y;
+  size_t y_stride;
+};
+
 class Linear {
  public:
   Linear(const Weights& w, Numerics numerics, const kernels::KernelTable& kernels);
-  // Split int8 products by row range over this pool (nullptr: one thread).
-  void set_pool(ThreadPool* pool) { pool_ = pool; }
+  // Split int8 products by row range over this pool (nullptr: one thread);
+  // row() then takes a pool thread index for its scratch.
+  void set_pool(ThreadPool* pool);
   // Size scratch so that inputs up to max_in wide and max_count vectors never allocate.
   void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count);
   void reserve_rows(uint32_t max_in);
@@ -41,18 +51,25 @@ class Linear {
   void apply(const LinearInput& input, const codec::CqMatrix& m, float* y, size_t y_stride) {
     apply(input, m, 0, m.out, y, y_stride);
   }
-  // Dequantise one row exactly (embedding / engram table lookups, both numerics).
-  void row(const codec::CqMatrix& m, uint32_t r, float* out);
+  // Several small products of one input (e.g. the three Φ of a layer, 4–16
+  // rows each) as one pool job of at most 8 rows per task; results as apply().
+  void apply_small(const LinearInput& input, std::initializer_list<LinearJob> jobs);
+  // Dequantise one row exactly (embedding / engram table lookups, both
+  // numerics), with the scratch of pool thread `thread`.
+  void row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thread = 0);
   size_t bytes() const;
 
  private:
+  struct RowScratch {
+    std::vector<uint8_t> indices;  // unpacked indices of one row
+    std::vector<float> group;      // one group being rotated back
+  };
   const Weights* w_;
   Numerics numerics_;
   const kernels::KernelTable* kernels_;
   ThreadPool* pool_ = nullptr;
-  std::vector<uint8_t> indices_;  // unpacked indices of one row
-  std::vector<float> group_;      // one group being rotated back
-  std::vector<float> dense_;      // one dequantised row (reference apply)
+  std::vector<RowScratch> rows_{1};  // per pool thread
+  std::vector<float> dense_;         // one dequantised row (reference apply)
 };
 
 }  // namespace cact::engine

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
+#include <string>
 
 #include "cact/error.h"
+#include "engine/vec.h"
 
 namespace cact::engine {
 
@@ -35,8 +36,58 @@ void sinkhorn(double* m, uint32_t n, int rounds) {
   for (uint32_t i = 0; i < n * n; ++i) m[i] = std::exp(m[i]);
 }
 
+namespace {
+// sinkhorn_exp for a lane count known at compile time (NL; 0 = run time).
+template <uint32_t NL>
+void sinkhorn_exp_n(double* m, uint32_t n_rt, int rounds) {
+  const uint32_t n = NL != 0 ? NL : n_rt;
+  double e[NL != 0 ? NL * NL : kMaxLanes * kMaxLanes];
+  for (uint32_t i = 0; i < n; ++i) {
+    double mx = m[i * n];
+    for (uint32_t j = 1; j < n; ++j) mx = std::max(mx, m[i * n + j]);
+    for (uint32_t j = 0; j < n; ++j) e[i * n + j] = std::exp(m[i * n + j] - mx);
+  }
+  for (int round = 0; round < rounds; ++round) {
+    // Rows: each has an entry >= 1/n afterwards (>= 1 before the first pass).
+    for (uint32_t i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (uint32_t j = 0; j < n; ++j) s += e[i * n + j];
+      const double inv = 1.0 / s;
+      for (uint32_t j = 0; j < n; ++j) e[i * n + j] *= inv;
+    }
+    // Columns: after a row pass every column sum is >= 1/n, except in the
+    // first round, where a column can underflow (logits hundreds apart).
+    double s[NL != 0 ? NL : kMaxLanes] = {};
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) s[j] += e[i * n + j];
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      if (round == 0 && !(s[j] >= 1e-280)) {
+        sinkhorn(m, n, rounds);
+        return;
+      }
+      s[j] = 1.0 / s[j];
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) e[i * n + j] *= s[j];
+    }
+  }
+  std::copy(e, e + n * n, m);
+}
+}  // namespace
+
+void sinkhorn_exp(double* m, uint32_t n, int rounds) {
+  if (rounds <= 0 || n > kMaxLanes) {
+    sinkhorn(m, n, rounds);
+  } else if (n == 4) {
+    sinkhorn_exp_n<4>(m, n, rounds);
+  } else {
+    sinkhorn_exp_n<0>(m, n, rounds);
+  }
+}
+
 void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const float* post, const float* res,
-                      MhcCoefficients out) {
+                      MhcCoefficients out, bool float_sums) {
   const uint32_t n = w.g.n;
   if (n > kMaxLanes) fail("mhc_lanes " + std::to_string(n) + " exceeds the engine's limit of 16");
   const uint32_t lane = l % n;
@@ -48,8 +99,121 @@ void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const floa
   }
   double m[kMaxLanes * kMaxLanes];
   for (uint32_t i = 0; i < n * n; ++i) m[i] = a_res * res[i] + w.b_res[size_t(l) * n * n + i];
-  sinkhorn(m, n);
+  if (float_sums) {
+    sinkhorn_exp(m, n);
+  } else {
+    sinkhorn(m, n);
+  }
   for (uint32_t i = 0; i < n * n; ++i) out.mix[i] = float(m[i]);
+}
+
+namespace {
+
+// One routine per lane count known at compile time (NL = 4; 0 = run time),
+// L columns d at a time; every output is the same Acc expression in any case.
+struct LaneArgs {
+  uint32_t n, D;
+  const float* X;  // n lanes of D
+  float* X_out;    // mhc_post: X itself, each column rewritten after it is read
+  const float *hpre, *P, *hpost, *u, *u_in;
+  float *out, *cell;
+};
+
+// The coefficients as Acc, and the pointers, in locals: the loops store
+// floats, which could otherwise alias them and force reloads.
+template <typename Acc, uint32_t NL>
+struct LaneCoefficients {
+  static constexpr uint32_t kCap = NL != 0 ? NL : kMaxLanes;
+  Acc hpre[kCap], hpost[kCap], P[kCap * kCap];
+  explicit LaneCoefficients(const LaneArgs& a, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (a.hpre != nullptr) hpre[i] = Acc(a.hpre[i]);
+      if (a.hpost != nullptr) hpost[i] = Acc(a.hpost[i]);
+      for (uint32_t j = 0; j < n && a.P != nullptr; ++j) P[i * n + j] = Acc(a.P[i * n + j]);
+    }
+  }
+};
+
+template <typename Acc, uint32_t L, uint32_t NL>
+CACT_VEC_INLINE void pre_cols(const float* X, size_t D, uint32_t n, const LaneCoefficients<Acc, NL>& k, float* u,
+                              uint32_t d) {
+  using W = Lanes<Acc, L>;
+  typename W::V s = W::splat(Acc(0));
+  for (uint32_t j = 0; j < n; ++j) s += k.hpre[j] * W::load(X + j * D + d);
+  W::store(u + d, s);
+}
+
+template <typename Acc, uint32_t L, uint32_t NL>
+CACT_VEC_INLINE void post_cols(float* X, size_t D, uint32_t n, const LaneCoefficients<Acc, NL>& k, const float* u,
+                               const float* u_in, float* cell, uint32_t d) {
+  using W = Lanes<Acc, L>;
+  typename W::V x[LaneCoefficients<Acc, NL>::kCap];
+  for (uint32_t j = 0; j < n; ++j) x[j] = W::load(X + j * D + d);
+  const typename W::V du = W::load(u + d) - W::load(u_in + d);
+  typename W::V c = W::splat(Acc(0));
+  for (uint32_t i = 0; i < n; ++i) {
+    typename W::V s = k.hpost[i] * du;
+    for (uint32_t j = 0; j < n; ++j) s += k.P[i * n + j] * x[j];
+    W::store(X + i * D + d, s);
+    c += W::load(X + i * D + d);  // the lane as stored (float)
+  }
+  W::store(cell + d, c / Acc(n));
+}
+
+template <typename Acc, uint32_t Bytes, uint32_t NL, bool Post>
+CACT_VEC_INLINE void lanes_run(const LaneArgs& a) {
+  constexpr uint32_t L = Bytes / sizeof(Acc);
+  const uint32_t n = NL != 0 ? NL : a.n, D = a.D;
+  const LaneCoefficients<Acc, NL> k(a, n);
+  uint32_t d = 0;
+  if constexpr (Post) {
+    float* const X = a.X_out;
+    const float *const u = a.u, *const u_in = a.u_in;
+    float* const cell = a.cell;
+    for (; d + L <= D; d += L) post_cols<Acc, L, NL>(X, D, n, k, u, u_in, cell, d);
+    for (; d < D; ++d) post_cols<Acc, 1, NL>(X, D, n, k, u, u_in, cell, d);
+  } else {
+    const float* const X = a.X;
+    float* const u = a.out;
+    for (; d + L <= D; d += L) pre_cols<Acc, L, NL>(X, D, n, k, u, d);
+    for (; d < D; ++d) pre_cols<Acc, 1, NL>(X, D, n, k, u, d);
+  }
+}
+
+template <typename Acc, uint32_t Bytes, bool Post>
+CACT_VEC_INLINE void lanes_by_n(const LaneArgs& a) {
+  if (a.n == 4) {
+    lanes_run<Acc, Bytes, 4, Post>(a);  // needle3's lane count, unrolled
+  } else {
+    lanes_run<Acc, Bytes, 0, Post>(a);
+  }
+}
+
+template <typename Acc, uint32_t Bytes>
+CACT_VEC_INLINE void pre_body(const LaneArgs& a) {
+  lanes_by_n<Acc, Bytes, false>(a);
+}
+template <typename Acc, uint32_t Bytes>
+CACT_VEC_INLINE void post_body(const LaneArgs& a) {
+  lanes_by_n<Acc, Bytes, true>(a);
+}
+CACT_VEC_DISPATCH(pre, LaneArgs)
+CACT_VEC_DISPATCH(post, LaneArgs)
+
+}  // namespace
+
+void mhc_pre(uint32_t n, uint32_t D, const float* X, const float* hpre, float* u, VecIsa isa) {
+  pre<double>(isa, {n, D, X, nullptr, hpre, nullptr, nullptr, nullptr, nullptr, u, nullptr});
+}
+
+void mhc_post(uint32_t n, uint32_t D, float* X, const float* P, const float* hpost, const float* u, const float* u_in,
+              float* cell, bool float_sums, VecIsa isa) {
+  const LaneArgs a{n, D, X, X, nullptr, P, hpost, u, u_in, nullptr, cell};
+  if (float_sums) {
+    post<float>(isa, a);
+  } else {
+    post_base<double>(a);  // the reference path: one build (binary size)
+  }
 }
 
 }  // namespace cact::engine

@@ -1,9 +1,14 @@
 #pragma once
 // Multi-lane residual (mHC, MODEL.md step 3): from the projections of the
 // rms-normalised lanes, the pre weights, the post gains and the Sinkhorn
-// mixing matrix of layer l.
+// mixing matrix of layer l; the pre-weighted lane sum and the lane mixing.
+//
+// `float_sums` selects the int8 path's float work (docs/ENGINE.md "Float
+// work"): the lane mixing in float, Sinkhorn in the exponential domain (still
+// double). Otherwise (reference numerics) every sum is a double.
 #include <cstdint>
 
+#include "engine/vec.h"
 #include "engine/weights.h"
 
 namespace cact::engine {
@@ -17,9 +22,22 @@ struct MhcCoefficients {
 
 // pre/post are Φpre_l nx and Φpost_l nx (n values), res is Φres_l nx (n·n).
 void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const float* post, const float* res,
-                      MhcCoefficients out);
+                      MhcCoefficients out, bool float_sums = false);
 
 // 20 rounds of (rows -= logsumexp(row), cols -= logsumexp(col)) then exp; in place, n×n.
 void sinkhorn(double* m, uint32_t n, int rounds = 20);
+// The same map in the exponential domain: E = exp(m − row max), then rounds of
+// (rows /= row sum, cols /= col sum) — n² exps instead of 2·rounds·n(n+1)
+// exp/log. Falls back to sinkhorn() if a column underflows. In place, n×n.
+void sinkhorn_exp(double* m, uint32_t n, int rounds = 20);
+
+// u = Σ_j hpre[j] X[j] (X: n lanes of D, j in order), in double in both
+// numerics (u is the block's input; float sums here would save ~0.3 % of a
+// decode step on needle3 and move int8 logits by more than the golden bound).
+void mhc_pre(uint32_t n, uint32_t D, const float* X, const float* hpre, float* u, VecIsa isa = vec_isa());
+// In place for every lane i: X[i] = hpost[i] (u − u_in) + Σ_j P[i][j] X[j]
+// (terms in that order), then cell = (Σ_j X[j]) / n. Any isa gives the same bits.
+void mhc_post(uint32_t n, uint32_t D, float* X, const float* P, const float* hpost, const float* u, const float* u_in,
+              float* cell, bool float_sums, VecIsa isa = vec_isa());
 
 }  // namespace cact::engine

@@ -1,0 +1,157 @@
+#pragma once
+// Float building blocks of the per-token work, written so that every element
+// gets the same sequence of IEEE operations whatever the vector width:
+// vectorised across independent outputs, never across a sum, no FMA
+// contraction (the engine is built with -ffp-contract=off), no reassociation.
+// So the scalar, SSE, AVX2, AVX-512 and NEON builds give the same bits.
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+// x86-64: a few hot routines are compiled once per vector width (explicit
+// target attributes, chosen at run time by vec_isa()); elsewhere one build.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CACT_VEC_X86 1
+#define CACT_TARGET_AVX2 __attribute__((target("avx2")))
+#define CACT_TARGET_AVX512 __attribute__((target("avx512f")))
+#else
+#define CACT_VEC_X86 0
+#endif
+
+// Auto-vectorised loops: an AVX-512 and an AVX2 clone on x86-64 GCC (not
+// under the sanitizers, whose runtimes do not mix with ifunc resolvers).
+#if CACT_VEC_X86 && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#define CACT_HOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CACT_HOT_CLONES
+#endif
+
+namespace cact::engine {
+
+// Vector widths of the explicitly dispatched routines: 16-byte vectors
+// (baseline x86-64, NEON), 32 (AVX2), 64 (AVX-512F).
+enum class VecIsa : uint8_t { base = 16, avx2 = 32, avx512 = 64 };
+// The widest this CPU runs (base off x86-64).
+VecIsa vec_isa();
+// What a new Session uses: vec_isa(), or narrower if CACT_VEC is "base" or
+// "avx2" (tests compare the widths end to end; the bits must not change).
+VecIsa engine_vec_isa();
+const char* vec_isa_name(VecIsa isa);
+
+// GCC vector extension: L lanes of T.
+template <typename T, uint32_t L>
+struct VecOf {
+  typedef T type __attribute__((vector_size(L * sizeof(T))));
+};
+
+#define CACT_VEC_INLINE [[gnu::always_inline]] inline
+
+// Vectors wider than the baseline pass only between always-inline helpers
+// inside one width-specific build, never across an ABI boundary: GCC's note
+// that such a return "changes the ABI" does not apply (it stays off for the
+// files that include this header).
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+// L lanes of T read from and written to float arrays (L = 1: a plain T), so
+// that one loop body serves the vector part and the scalar tail. Accesses go
+// through an unaligned float vector type (it aliases float only, unlike memcpy).
+template <typename T, uint32_t L>
+struct Lanes {
+  using V = typename VecOf<T, L>::type;
+  typedef float F __attribute__((vector_size(L * sizeof(float)), aligned(alignof(float))));
+  CACT_VEC_INLINE static V load(const float* p) { return __builtin_convertvector(*reinterpret_cast<const F*>(p), V); }
+  CACT_VEC_INLINE static void store(float* p, const V& v) { *reinterpret_cast<F*>(p) = __builtin_convertvector(v, F); }
+  CACT_VEC_INLINE static V splat(T x) { return V{} + x; }
+};
+template <typename T>
+struct Lanes<T, 1> {
+  using V = T;
+  CACT_VEC_INLINE static V load(const float* p) { return T(*p); }
+  CACT_VEC_INLINE static void store(float* p, const V& v) { *p = float(v); }
+  CACT_VEC_INLINE static V splat(T x) { return x; }
+};
+
+// Width-specific builds of `template <typename Acc, uint32_t Bytes> void
+// name##_body(const Args&)` (always-inline): defines
+//   name##_at<Acc, Bytes>(a)  the out-of-line build for that width (a callee of
+//                            another width-specific body, kept out of line so
+//                            that a large body is not copied into each caller);
+//   name<Acc>(isa, a)        the build for min(isa, vec_isa()).
+// Widths: 16-byte vectors, or on x86-64 AVX2 / AVX-512F, where the target
+// attribute maps the vectors onto registers.
+#if CACT_VEC_X86
+#define CACT_VEC_DISPATCH(name, Args)                                             \
+  template <typename Acc>                                                         \
+  [[gnu::noinline]] void name##_base(const Args& a) {                             \
+    name##_body<Acc, 16>(a);                                                      \
+  }                                                                               \
+  template <typename Acc>                                                         \
+  [[gnu::noinline]] CACT_TARGET_AVX2 void name##_avx2(const Args& a) {            \
+    name##_body<Acc, 32>(a);                                                      \
+  }                                                                               \
+  template <typename Acc>                                                         \
+  [[gnu::noinline]] CACT_TARGET_AVX512 void name##_avx512(const Args& a) {        \
+    name##_body<Acc, 64>(a);                                                      \
+  }                                                                               \
+  template <typename Acc, uint32_t Bytes>                                         \
+  CACT_VEC_INLINE void name##_at(const Args& a) {                                 \
+    if constexpr (Bytes == 64) {                                                  \
+      name##_avx512<Acc>(a);                                                      \
+    } else if constexpr (Bytes == 32) {                                           \
+      name##_avx2<Acc>(a);                                                        \
+    } else {                                                                      \
+      name##_base<Acc>(a);                                                        \
+    }                                                                             \
+  }                                                                               \
+  template <typename Acc>                                                         \
+  void name(VecIsa isa, const Args& a) {                                          \
+    const VecIsa cpu = vec_isa();                                                 \
+    if (isa > cpu) isa = cpu;                                                     \
+    if (isa == VecIsa::avx512) return name##_avx512<Acc>(a);                      \
+    if (isa == VecIsa::avx2) return name##_avx2<Acc>(a);                          \
+    name##_base<Acc>(a);                                                          \
+  }
+#else
+#define CACT_VEC_DISPATCH(name, Args)                                             \
+  template <typename Acc>                                                         \
+  [[gnu::noinline]] void name##_base(const Args& a) {                             \
+    name##_body<Acc, 16>(a);                                                      \
+  }                                                                               \
+  template <typename Acc, uint32_t>                                               \
+  CACT_VEC_INLINE void name##_at(const Args& a) {                                 \
+    name##_base<Acc>(a);                                                          \
+  }                                                                               \
+  template <typename Acc>                                                         \
+  void name(VecIsa, const Args& a) {                                              \
+    name##_base<Acc>(a);                                                          \
+  }
+#endif
+
+// exp(x) in float: x clamped to [-87, 88], x = k ln2 + r (round to nearest,
+// ln2 split in two), a degree-6 polynomial on |r| <= ln2/2 (Cephes expf
+// coefficients, relative error ~1e-7), scaled by 2^k through the exponent bits.
+inline float exp_f32(float x) {
+  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  const float shift = 12582912.0f;  // 1.5 · 2^23: adding it rounds to an integer
+  const float k = (x * 1.44269504088896341f + shift) - shift;
+  const float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
+  float y = 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = (y * (r * r) + r) + 1.0f;
+  const float scale = std::bit_cast<float>(uint32_t(int32_t(k) + 127) << 23);
+  return y * scale;
+}
+
+// silu(x) = x / (1 + exp(-x)) with exp_f32.
+inline float silu_f32(float x) { return x / (1.0f + exp_f32(-x)); }
+
+}  // namespace cact::engine
