@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/ops.h"
+#include "engine/vmath.h"
 
 // Every output of the products below is one accumulator of type Acc that
 // starts at 0 and adds its terms in index order (Acc(a) · Acc(x), no FMA); the
@@ -209,7 +210,7 @@ CACT_VEC_INLINE void mlp_token(const Mlp& a, const float* m, float* out) {
   for (uint32_t i = 0; i < N; ++i) {
     const float x = d2[i] * cond[i] * z[i] + b2[i];
     if constexpr (kF32) {
-      z[i] = silu_f32(x);
+      z[i] = silu_approx(x);
     } else {
       z[i] = silu(x);
     }

@@ -35,7 +35,7 @@ void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, ui
 
 // out[c·out_stride + i] = HadamardMLP_l(m_c)[i] for i < D and the `count`
 // vectors m_c = m + c·m_stride. Acc = double: double sums and a double-exp silu
-// (reference numerics); Acc = float: float sums and exp_f32 (int8 numerics).
+// (reference numerics); Acc = float: float sums and silu_approx (int8 numerics).
 // Each token's result does not depend on count or isa (the double version is
 // built for the baseline width only).
 template <typename Acc>

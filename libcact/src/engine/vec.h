@@ -132,26 +132,4 @@ struct Lanes<T, 1> {
   }
 #endif
 
-// exp(x) in float: x clamped to [-87, 88], x = k ln2 + r (round to nearest,
-// ln2 split in two), a degree-6 polynomial on |r| <= ln2/2 (Cephes expf
-// coefficients, relative error ~1e-7), scaled by 2^k through the exponent bits.
-inline float exp_f32(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  const float shift = 12582912.0f;  // 1.5 · 2^23: adding it rounds to an integer
-  const float k = (x * 1.44269504088896341f + shift) - shift;
-  const float r = (x - k * 0.693359375f) - k * -2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = (y * (r * r) + r) + 1.0f;
-  const float scale = std::bit_cast<float>(uint32_t(int32_t(k) + 127) << 23);
-  return y * scale;
-}
-
-// silu(x) = x / (1 + exp(-x)) with exp_f32.
-inline float silu_f32(float x) { return x / (1.0f + exp_f32(-x)); }
-
 }  // namespace cact::engine

@@ -4,22 +4,19 @@
 //
 // Every function here is plain IEEE float arithmetic (no FMA, no library call,
 // no data-dependent branch), so a loop gives the same bits whichever ISA clone
-// of it runs: the AVX2 and the default `target_clones` of CACT_VEC_CLONES agree
+// of it runs: every `target_clones` build of CACT_VEC_CLONES agrees
 // bit for bit (only the lane width differs, never the per-element operations).
 #include <bit>
 #include <cstdint>
 
-// Hot loops are built twice on x86-64 GCC, for AVX2 and the baseline, and
-// picked at load time. The sanitizer builds (and clang, and other targets) get
-// one plain build. AVX2 does not include FMA, so no contraction can differ.
-// (-DCACT_VEC_CLONES= builds the baseline only, to compare the clones' bits.)
+#include "engine/vec.h"
+
+// Hot loops get the clones of CACT_HOT_CLONES (vec.h: AVX-512F, AVX2 and the
+// baseline on x86-64 GCC; the engine is built with -ffp-contract=off, so no
+// clone contracts a multiply-add). -DCACT_VEC_CLONES= builds the baseline only,
+// to compare the clones' bits.
 #ifndef CACT_VEC_CLONES
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && \
-    !defined(__SANITIZE_ADDRESS__)
-#define CACT_VEC_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CACT_VEC_CLONES
-#endif
+#define CACT_VEC_CLONES CACT_HOT_CLONES
 #endif
 
 namespace cact::engine {
@@ -61,5 +58,8 @@ inline float exp_approx(float x) {
 
 // σ(x) = 1 / (1 + e^-x) with exp_approx.
 inline float sigmoid_approx(float x) { return 1.0f / (1.0f + exp_approx(-x)); }
+
+// silu(x) = x / (1 + e^-x) with exp_approx.
+inline float silu_approx(float x) { return x / (1.0f + exp_approx(-x)); }
 
 }  // namespace cact::engine
