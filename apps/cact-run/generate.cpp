@@ -1,4 +1,5 @@
 // The generation loop of cact-run: prompt ids, prefill, sample, stream.
+#include <algorithm>
 #include <chrono>
 
 #include "cact/error.h"
@@ -21,6 +22,11 @@ std::vector<int32_t> prompt_ids(const Options& o, const Tokenizer& tok) {
   const std::vector<int32_t> body = tok.encode(o.prompt);
   ids.insert(ids.end(), body.begin(), body.end());
   return ids;
+}
+
+uint32_t session_context(const Options& o, size_t prompt_tokens, uint32_t max_seq_len) {
+  if (o.context != 0) return o.context;
+  return uint32_t(std::min<uint64_t>(max_seq_len, uint64_t(prompt_tokens) + o.max_tokens));
 }
 
 Result generate(Session& session, const Tokenizer& tok, const Options& o, std::vector<int32_t> ids,
