@@ -3,9 +3,9 @@
 #include <array>
 #include <cmath>
 #include <string>
-#include <unordered_map>
 
 #include "cact/error.h"
+#include "text/flat_index.h"
 #include "text/utf8.h"
 
 namespace cact::text {
@@ -75,7 +75,7 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
     }
   }
 
-  std::unordered_map<std::string_view, size_t> seen;
+  text::FlatIndex<std::string_view> seen;
   seen.reserve(n);
   std::array<bool, 256> have_byte{};
   for (size_t i = 0; i < n; ++i) {
@@ -93,9 +93,9 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
       if (v < 0) fail(at() + " is BYTE but its surface " + quote_surface(p.surface) + " is not <0xNN>");
       have_byte[static_cast<size_t>(v)] = true;
     }
-    const auto [it, inserted] = seen.emplace(p.surface, i);
+    const auto [first, inserted] = seen.emplace(p.surface, static_cast<int32_t>(i));
     if (!inserted) {
-      fail(at() + " surface " + quote_surface(p.surface) + " repeats piece " + std::to_string(it->second));
+      fail(at() + " surface " + quote_surface(p.surface) + " repeats piece " + std::to_string(first));
     }
   }
 

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cact/tokenizer.h"
@@ -39,7 +38,7 @@ struct Tokenizer::Impl {
   // CONTROL, UNKNOWN and BYTE pieces are never matched against text: only
   // NORMAL and USER_DEFINED pieces are in bpe.pieces.
   text::BpeTables bpe;
-  std::unordered_map<std::string_view, int32_t> by_surface;  // every piece, for find()
+  text::FlatIndex<std::string_view> by_surface;  // every piece, for find()
   UserPieceTrie user;
 };
 
