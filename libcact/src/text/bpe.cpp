@@ -98,7 +98,7 @@ void bpe_chunk(std::string_view chunk, const BpeTables& t, BpeScratch& s, std::v
 void BpeTables::build(const TokenizerModel& model, const std::vector<std::string>& surfaces) {
   const size_t n = model.pieces.size();
   scores.clear();
-  pieces.clear();
+  pieces = FlatIndex<std::string_view, SurfaceOf<std::string>>(SurfaceOf<std::string>{&surfaces});
   pair_to_piece.clear();
   other_join.clear();
   ascii_join.fill(0);

@@ -13,8 +13,8 @@ namespace cact::text {
 
 struct BpeTables {
   // Pieces BPE may produce: NORMAL and USER_DEFINED (SentencePiece's "normal" pieces).
-  // The views point into `surfaces` given to build().
-  FlatIndex<std::string_view> pieces;
+  // Keys are `surfaces` given to build(), which must stay where they are.
+  FlatIndex<std::string_view, SurfaceOf<std::string>> pieces;
   std::vector<float> scores;  // by id
   size_t max_piece_bytes = 0;
   std::array<int32_t, 256> byte_ids{};  // BYTE piece of each value, or -1

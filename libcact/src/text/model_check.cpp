@@ -75,7 +75,7 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
     }
   }
 
-  text::FlatIndex<std::string_view> seen;
+  FlatIndex<std::string_view, SurfaceOf<Piece>> seen{{&model.pieces}};
   seen.reserve(n);
   std::array<bool, 256> have_byte{};
   for (size_t i = 0; i < n; ++i) {
