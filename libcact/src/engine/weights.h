@@ -75,8 +75,8 @@ struct Weights {
 
 // FP16 -> float of n halves at `bytes` (little-endian, any alignment): exactly
 // half_to_float of each (zeros, subnormals, infinities and NaN payloads
-// included), branch-free, so the ~300 k values of the small tensors convert at
-// vector speed instead of one call per value.
+// included), in one inline loop, so the ~300 k values of the small tensors convert
+// without a call per value (load_half).
 void halves_to_floats(const uint8_t* bytes, size_t n, float* out);
 
 // Views and converts everything; throws cact::Error naming the record for
