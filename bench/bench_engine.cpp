@@ -1,16 +1,22 @@
 // bench_engine: speed and memory of the engine on the synthetic needle3
 // archive (and its --layers 8 rung), SIMD kernel table vs scalar.
 //
-//   bench_engine [ARCHIVE] [--quick]
+//   bench_engine [--quick] [--slice PATH] [ARCHIVE]
 //
-// Without ARCHIVE it uses /tmp/needle3.cact, writing it (synth preset needle3)
-// if missing; the 8-layer rung is written next to it. Prints, per archive and
-// kernel table: decode tok/s at positions 16, 1024 and 8000 (the cache filled
-// by a prefill first, then 64 timed steps; 8000 only for the SIMD table unless
-// the scalar one is fast enough), prefill tok/s of a 512-token prompt with 1
-// and 2 threads; then peak RSS (VmHWM of a child process holding an 8k-context
-// session filled to 8000 positions), time from spawning the real cact-run to
-// the first byte on its stdout, and the stripped size of cact-run.
+// ARCHIVE defaults to /tmp/needle3.cact, which is written (synth preset
+// needle3) if missing; an ARCHIVE given on the command line must exist. The
+// 8-layer rung is read from / written to --slice PATH; without --slice it is
+// /tmp/needle3.l8.cact for the default archive, and a temporary file (removed
+// at exit) for any other. Nothing else is written except a temporary stripped
+// copy of cact-run, also removed. Prints, per archive and kernel table: decode
+// tok/s at positions 16, 1024 and 8000 (the cache filled by a prefill first,
+// then 64 timed steps; 8000 only for the SIMD table and not with --quick),
+// prefill tok/s of a 512-token prompt with 1 and 2 threads; then peak RSS
+// (VmHWM of a freshly exec'd `bench_engine --rss-child ARCHIVE` holding an
+// 8k-context session filled to 8000 positions: none of this process's pages
+// count), time from spawning the real cact-run to the first byte on its
+// stdout, and the stripped size of cact-run.
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,35 +87,47 @@ long vm_hwm_kb() {
   return -1;
 }
 
-// In a child: open, session of 8192 positions, prefill 8000 tokens; report VmHWM and state_bytes.
+// --rss-child: open, session of 8192 positions, prefill 8000 tokens; print "VmHWM_kB state_bytes".
+int rss_child(const char* archive) {
+  const cact::Model model = cact::Model::open(archive);
+  const cact::Engine e(model);
+  cact::SessionOptions so;
+  so.context = std::min<uint32_t>(8192, e.header().max_seq_len);
+  cact::Session s(e, so);
+  s.prefill(ids_for(e.header().vocab, std::min<uint32_t>(8000, so.context - 1), 9));
+  s.step(5);
+  std::printf("%ld %zu\n", vm_hwm_kb(), s.state_bytes());
+  return 0;
+}
+
+// Peak RSS of a fresh process: this executable re-exec'd in --rss-child mode
+// (exec gives it a new address space, so nothing of this process counts).
 void peak_rss(const std::filesystem::path& archive) {
   int fd[2];
   if (pipe(fd) != 0) return;
   const pid_t pid = fork();
   if (pid == 0) {
+    dup2(fd[1], 1);
     close(fd[0]);
-    const cact::Model model = cact::Model::open(archive);
-    const cact::Engine e(model);
-    cact::SessionOptions so;
-    so.context = std::min<uint32_t>(8192, e.header().max_seq_len);
-    cact::Session s(e, so);
-    s.prefill(ids_for(e.header().vocab, 8000, 9));
-    s.step(5);
-    char buf[128];
-    const int len = std::snprintf(buf, sizeof buf, "%ld %zu", vm_hwm_kb(), s.state_bytes());
-    if (write(fd[1], buf, size_t(len)) != len) _exit(1);
-    _exit(0);
+    close(fd[1]);
+    const char* argv[] = {"bench_engine", "--rss-child", archive.c_str(), nullptr};
+    execv("/proc/self/exe", const_cast<char* const*>(argv));
+    _exit(127);
   }
   close(fd[1]);
   char buf[128] = {};
-  const ssize_t got = read(fd[0], buf, sizeof buf - 1);
+  size_t got = 0;
+  for (ssize_t n; got < sizeof buf - 1 && (n = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0;) got += size_t(n);
   close(fd[0]);
-  waitpid(pid, nullptr, 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
   long hwm = 0;
   size_t state = 0;
-  if (got > 0 && std::sscanf(buf, "%ld %zu", &hwm, &state) == 2) {
-    std::printf("  peak RSS at 8k context (8000 positions + 1 step): %.1f MiB (VmHWM); state_bytes %.2f MiB\n",
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && std::sscanf(buf, "%ld %zu", &hwm, &state) == 2) {
+    std::printf("  peak RSS at 8k context (8000 positions + 1 step, fresh process): %.1f MiB (VmHWM); state_bytes %.2f MiB\n",
                 double(hwm) / 1024.0, double(state) / 1048576.0);
+  } else {
+    std::printf("  peak RSS: the --rss-child process failed\n");
   }
 }
 
@@ -124,6 +143,8 @@ double first_token_ms(const std::string& exe, const std::filesystem::path& archi
       dup2(fd[1], 1);
       close(fd[0]);
       close(fd[1]);
+      const int null = open("/dev/null", O_WRONLY);  // its "confidence:" line is not ours to print
+      if (null >= 0) dup2(null, 2);
       const char* argv[] = {exe.c_str(), archive.c_str(), "-p", "hello", "-n", "4", scalar ? "--scalar" : "--threads", scalar ? nullptr : "0", nullptr};
       execv(exe.c_str(), const_cast<char* const*>(argv));
       _exit(127);
@@ -142,24 +163,75 @@ double first_token_ms(const std::string& exe, const std::filesystem::path& archi
   return best;
 }
 
+
+constexpr const char* kUsage =
+    "usage: bench_engine [--quick] [--slice PATH] [ARCHIVE]\n"
+    "  ARCHIVE       needle3-like archive (default /tmp/needle3.cact, synthesised if missing;\n"
+    "                a given ARCHIVE must exist)\n"
+    "  --slice PATH  the 8-layer rung, written if missing (default: /tmp/needle3.l8.cact for the\n"
+    "                default archive, else a temporary file removed at exit)\n"
+    "  --quick       skip decode at position 8000\n"
+    "  -h, --help    this text\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "bench_engine: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+// A private directory for the files this run makes up (removed at exit).
+struct ScratchDir {
+  std::filesystem::path path;
+  const std::filesystem::path& get() {
+    if (path.empty()) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "bench_engine.XXXXXX").string();
+      if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
+      path = tmpl;
+    }
+    return path;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::filesystem::path archive = "/tmp/needle3.cact";
+  if (argc == 3 && std::strcmp(argv[1], "--rss-child") == 0) return rss_child(argv[2]);
+  const std::filesystem::path default_archive = "/tmp/needle3.cact";
+  std::filesystem::path archive, slice;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
+    const std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--slice") {
+      if (i + 1 >= argc) return usage_error("--slice needs a PATH");
+      slice = argv[++i];
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usage_error("unknown option " + arg);
+    } else if (!archive.empty()) {
+      return usage_error("more than one ARCHIVE (" + archive.string() + ", " + arg + ")");
     } else {
-      archive = argv[i];
+      archive = arg;
     }
   }
+  const bool user_archive = !archive.empty();
+  if (!user_archive) archive = default_archive;
   if (!std::filesystem::exists(archive)) {
+    if (user_archive) {
+      std::fprintf(stderr, "bench_engine: %s does not exist (write one with cact-build synth --preset needle3)\n", archive.c_str());
+      return 1;
+    }
     std::printf("writing %s (synth preset needle3)\n", archive.c_str());
     cact::write_synth_archive(archive, cact::synth_preset("needle3"));
   }
-  std::filesystem::path slice = archive;
-  slice.replace_extension(".l8.cact");
+  ScratchDir scratch;
+  if (slice.empty()) slice = user_archive ? scratch.get() / "rung8.cact" : std::filesystem::path("/tmp/needle3.l8.cact");
   {
     const cact::Model model = cact::Model::open(archive);
     if (!std::filesystem::exists(slice)) {
@@ -168,7 +240,7 @@ int main(int argc, char** argv) {
       cact::write_slice(slice, model, cact::plan_slice(model, blocks), inputs);
     }
   }
-  peak_rss(archive);  // before any thread exists in this process
+  peak_rss(archive);
 
   for (const std::filesystem::path& path : {archive, slice}) {
     const cact::Model model = cact::Model::open(path);
@@ -195,13 +267,11 @@ int main(int argc, char** argv) {
   if (std::filesystem::exists(exe)) {
     std::printf("cact-run: first byte on stdout after spawn (-p hello, best of 5): %.1f ms; scalar %.1f ms\n",
                 first_token_ms(exe, archive, false), first_token_ms(exe, archive, true));
-    const std::string stripped = "/tmp/bench_engine_cact-run.stripped";
-    std::filesystem::copy_file(exe, stripped, std::filesystem::copy_options::overwrite_existing);
-    if (std::system(("strip " + stripped).c_str()) == 0) {
+    const std::filesystem::path stripped = scratch.get() / "cact-run.stripped";
+    if (std::system(("strip -o '" + stripped.string() + "' '" + exe + "'").c_str()) == 0) {
       std::printf("cact-run stripped: %ju bytes (%.3f MB)\n", std::uintmax_t(std::filesystem::file_size(stripped)),
                   double(std::filesystem::file_size(stripped)) / 1e6);
     }
-    std::filesystem::remove(stripped);
   }
   return 0;
 }

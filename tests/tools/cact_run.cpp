@@ -88,3 +88,21 @@ TEST_CASE("cact-run: bad input is one line and a non-zero exit") {
     CHECK(r.out.empty());
   }
 }
+
+TEST_CASE("cact-run sizes the session for prompt + -n unless --context is given") {
+  const auto archive = (cact::test::models_dir() / "license-tiny.cact").string();
+  const auto sized = run_app("cact-run", {archive, "-p", "Everyone is permitted", "-n", "7", "--json"});
+  const auto full = run_app("cact-run", {archive, "-p", "Everyone is permitted", "-n", "7", "--json", "--context", "512"});
+  REQUIRE(sized.code == 0);
+  REQUIRE(full.code == 0);
+  auto a = nlohmann::json::parse(sized.out);
+  auto b = nlohmann::json::parse(full.out);
+  CHECK(a["context"] == a["prompt_tokens"].get<int>() + 7);
+  CHECK(b["context"] == 512);
+  CHECK(a["stats"]["state_bytes"].get<double>() < b["stats"]["state_bytes"].get<double>());
+  for (auto* j : {&a, &b}) {
+    j->erase("context");
+    j->erase("stats");
+  }
+  CHECK(a == b);  // same ids, text, stop and confidence
+}

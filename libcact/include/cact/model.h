@@ -16,6 +16,8 @@
 
 namespace cact {
 
+struct TokenizerModel;
+
 // Every problem of a file (empty = valid). Stops early only where later
 // checks would read bytes an earlier failure made untrustworthy.
 std::vector<std::string> check_archive(std::span<const uint8_t> file);
@@ -44,6 +46,8 @@ class Model {
   // Every value of a tensor as floats (FP16/FP32 converted, CQ dequantised).
   std::vector<float> values(size_t i) const;
   std::span<const uint8_t> tokenizer_blob() const { return blob(canon_->tokenizer()); }
+  // The tokenizer blob as parsed (and checked) when the archive was opened.
+  const TokenizerModel& tokenizer_model() const { return *tokenizer_; }
 
  private:
   Model() = default;
@@ -54,6 +58,7 @@ class Model {
   std::vector<float> codebooks_;
   std::vector<Record> records_;
   std::shared_ptr<const Canon> canon_;
+  std::shared_ptr<const TokenizerModel> tokenizer_;
 };
 
 }  // namespace cact

@@ -9,6 +9,7 @@
 #include "cact/model.h"
 #include "cact/tokenizer.h"
 #include "cact/validate.h"
+#include "model/checked_parts.h"
 
 namespace cact {
 
@@ -55,7 +56,9 @@ std::string permutation_problem(std::span<const uint8_t> blob, uint32_t n) {
 }
 }  // namespace
 
-std::vector<std::string> check_archive(std::span<const uint8_t> file) {
+std::vector<std::string> check_archive(std::span<const uint8_t> file) { return check_archive(file, nullptr); }
+
+std::vector<std::string> check_archive(std::span<const uint8_t> file, CheckedParts* parts) {
   if (file.size() < kHeaderBytes) {
     if (file.size() >= 4) {
       uint32_t tag;
@@ -119,10 +122,14 @@ std::vector<std::string> check_archive(std::span<const uint8_t> file) {
   }
   const Record& tok = records.back();
   try {
-    const TokenizerModel t = parse_tokenizer_blob(file.subspan(tok.offset, tok.nbytes));
-    if (t.pieces.size() > h.vocab) {
-      problems.push_back(namer(records.size() - 1) + ": tokenizer has " + std::to_string(t.pieces.size()) +
+    auto t = std::make_shared<const TokenizerModel>(parse_tokenizer_blob(file.subspan(tok.offset, tok.nbytes)));
+    if (t->pieces.size() > h.vocab) {
+      problems.push_back(namer(records.size() - 1) + ": tokenizer has " + std::to_string(t->pieces.size()) +
                          " pieces, more than vocab " + std::to_string(h.vocab));
+    }
+    if (parts != nullptr && problems.empty()) {
+      parts->canon = std::move(canon);
+      parts->tokenizer = std::move(t);
     }
   } catch (const Error& e) {
     problems.push_back(namer(records.size() - 1) + ": " + e.what());

@@ -4,6 +4,8 @@
 
 #include "cact/error.h"
 #include "cact/half.h"
+#include "cact/tokenizer.h"
+#include "model/checked_parts.h"
 
 namespace cact {
 
@@ -25,7 +27,8 @@ Model Model::from_bytes(std::span<const uint8_t> bytes) {
 }
 
 void Model::load(std::span<const uint8_t> bytes) {
-  const std::vector<std::string> problems = check_archive(bytes);
+  CheckedParts parts;
+  const std::vector<std::string> problems = check_archive(bytes, &parts);
   if (!problems.empty()) {
     std::string message = problems.front();
     if (problems.size() > 1) message += " (and " + std::to_string(problems.size() - 1) + " more problems; cact-inspect --check lists them)";
@@ -38,7 +41,8 @@ void Model::load(std::span<const uint8_t> bytes) {
   records_.resize(header_.num_tensors);
   const uint8_t* p = bytes.data() + kHeaderBytes + codebooks_.size() * 4;
   for (size_t i = 0; i < records_.size(); ++i) records_[i] = decode_record(p + i * kRecordBytes);
-  canon_ = std::make_shared<const Canon>(Canon::derive(header_, records_, bytes));
+  canon_ = std::move(parts.canon);
+  tokenizer_ = std::move(parts.tokenizer);
 }
 
 std::span<const uint8_t> Model::blob(size_t i) const {

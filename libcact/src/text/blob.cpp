@@ -65,19 +65,20 @@ TokenizerModel parse_tokenizer_blob(std::span<const uint8_t> blob) {
   m.pieces.resize(n_pieces);
   size_t pos = kHeaderBytes;
   for (uint32_t i = 0; i < n_pieces; ++i) {
-    const std::string at = who + ": piece " + std::to_string(i);
+    // The piece's name for a message, formatted only when one is made.
+    const auto at = [&] { return who + ": piece " + std::to_string(i); };
     if (size - pos < kRecordFixedBytes) {
-      fail(at + " record at offset " + std::to_string(pos) + " runs past the end of the blob" + blob_size(size));
+      fail(at() + " record at offset " + std::to_string(pos) + " runs past the end of the blob" + blob_size(size));
     }
     Piece& p = m.pieces[i];
     p.score = std::bit_cast<float>(get_u32(b + pos));
     const uint8_t type = b[pos + 4];
     const uint16_t len = get_u16(b + pos + 5);
-    if (type > 4) fail(at + " has type " + std::to_string(type) + " (known: 0-4)");
+    if (type > 4) fail(at() + " has type " + std::to_string(type) + " (known: 0-4)");
     p.type = static_cast<PieceType>(type);
     pos += kRecordFixedBytes;
     if (size - pos < len) {
-      fail(at + " surface_len " + std::to_string(len) + " runs past the end of the blob" + blob_size(size));
+      fail(at() + " surface_len " + std::to_string(len) + " runs past the end of the blob" + blob_size(size));
     }
     p.surface.assign(reinterpret_cast<const char*>(b + pos), len);
     pos += len;

@@ -33,11 +33,9 @@ void maybe_push(std::string_view chunk, const BpeTables& t, BpeScratch& s, int32
   if (len > t.max_piece_bytes) return;
   int32_t id = -1;
   if (l.id >= 0 && r.id >= 0) {
-    const auto it = t.pair_to_piece.find(pair_key(l.id, r.id));
-    if (it != t.pair_to_piece.end()) id = it->second;
+    id = t.pair_to_piece.find(pair_key(l.id, r.id));
   } else {  // a side that is not a piece itself: only the string can tell
-    const auto it = t.pieces.find(chunk.substr(l.begin, len));
-    if (it != t.pieces.end()) id = it->second;
+    id = t.pieces.find(chunk.substr(l.begin, len));
   }
   if (id < 0) return;
   s.heap.push_back({t.scores[static_cast<size_t>(id)], static_cast<uint32_t>(left), static_cast<uint32_t>(right), len, id});
@@ -48,8 +46,7 @@ int32_t lookup(const BpeTables& t, std::string_view piece) {
   if (piece.size() == 1 && static_cast<unsigned char>(piece[0]) < 0x80) {
     return t.ascii_piece[static_cast<unsigned char>(piece[0])];
   }
-  const auto it = t.pieces.find(piece);
-  return it == t.pieces.end() ? -1 : it->second;
+  return t.pieces.find(piece);
 }
 
 // BPE on a chunk no merge can leave.
@@ -101,7 +98,7 @@ void bpe_chunk(std::string_view chunk, const BpeTables& t, BpeScratch& s, std::v
 void BpeTables::build(const TokenizerModel& model, const std::vector<std::string>& surfaces) {
   const size_t n = model.pieces.size();
   scores.clear();
-  pieces.clear();
+  pieces = FlatIndex<std::string_view, SurfaceOf<std::string>>(SurfaceOf<std::string>{&surfaces});
   pair_to_piece.clear();
   other_join.clear();
   ascii_join.fill(0);
@@ -112,6 +109,7 @@ void BpeTables::build(const TokenizerModel& model, const std::vector<std::string
   max_piece_bytes = 0;
   scores.reserve(n);
   pieces.reserve(n);
+  pair_to_piece.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const Piece& p = model.pieces[i];
     scores.push_back(p.score);
@@ -139,14 +137,14 @@ void BpeTables::build(const TokenizerModel& model, const std::vector<std::string
       const uint32_t len = utf8_lead_len(static_cast<unsigned char>(s[k]));
       const uint32_t cp = decode_cp(s.data() + k, len);
       if (k > 0) {
-        const auto a = pieces.find(s.substr(0, k));
-        const auto b = pieces.find(s.substr(k));
-        if (a != pieces.end() && b != pieces.end()) pair_to_piece.emplace(pair_key(a->second, b->second), static_cast<int32_t>(i));
+        const int32_t a = pieces.find(s.substr(0, k));
+        const int32_t b = a < 0 ? -1 : pieces.find(s.substr(k));
+        if (b >= 0) pair_to_piece.emplace(pair_key(a, b), static_cast<int32_t>(i));
         if (prev_cp < 128 && cp < 128) {
           const size_t bit = prev_cp * 128 + cp;
           ascii_join[bit / 64] |= uint64_t{1} << (bit % 64);
         } else {
-          other_join.insert(join_key(prev_cp, cp));
+          other_join.emplace(join_key(prev_cp, cp), 0);
         }
       }
       prev_cp = cp;
@@ -160,7 +158,7 @@ bool BpeTables::may_join(uint32_t x, uint32_t y) const {
     const size_t bit = x * 128 + y;
     return (ascii_join[bit / 64] >> (bit % 64)) & 1u;
   }
-  return other_join.count(join_key(x, y)) != 0;
+  return other_join.contains(join_key(x, y));
 }
 
 void bpe_segment(std::string_view seg, const BpeTables& t, BpeScratch& s, std::vector<int32_t>& out) {

@@ -4,18 +4,17 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "cact/tokenizer.h"
+#include "text/flat_index.h"
 
 namespace cact::text {
 
 struct BpeTables {
   // Pieces BPE may produce: NORMAL and USER_DEFINED (SentencePiece's "normal" pieces).
-  // The views point into `surfaces` given to build().
-  std::unordered_map<std::string_view, int32_t> pieces;
+  // Keys are `surfaces` given to build(), which must stay where they are.
+  FlatIndex<std::string_view, SurfaceOf<std::string>> pieces;
   std::vector<float> scores;  // by id
   size_t max_piece_bytes = 0;
   std::array<int32_t, 256> byte_ids{};  // BYTE piece of each value, or -1
@@ -24,13 +23,13 @@ struct BpeTables {
 
   // Accelerators; each gives exactly the answer of a lookup in `pieces`.
   // (a, b) -> id of the piece surface(a) + surface(b), for pieces a, b.
-  std::unordered_map<uint64_t, int32_t> pair_to_piece;
+  FlatIndex<uint64_t> pair_to_piece;
   std::array<int32_t, 128> ascii_piece{};  // single ASCII character -> piece id or -1
   // Adjacent code points (x, y) that occur together inside some piece. Where a
   // text has x y with (x, y) not in here, no merge can ever cross between them,
   // so BPE runs on the two sides independently (same result, smaller heaps).
   std::array<uint64_t, 128 * 128 / 64> ascii_join{};
-  std::unordered_set<uint64_t> other_join;
+  FlatIndex<uint64_t> other_join;  // keys only (value 0)
 
   void build(const TokenizerModel& model, const std::vector<std::string>& surfaces);
   bool may_join(uint32_t x, uint32_t y) const;

@@ -3,9 +3,9 @@
 #include <array>
 #include <cmath>
 #include <string>
-#include <unordered_map>
 
 #include "cact/error.h"
+#include "text/flat_index.h"
 #include "text/utf8.h"
 
 namespace cact::text {
@@ -75,26 +75,27 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
     }
   }
 
-  std::unordered_map<std::string_view, size_t> seen;
+  FlatIndex<std::string_view, SurfaceOf<Piece>> seen{{&model.pieces}};
   seen.reserve(n);
   std::array<bool, 256> have_byte{};
   for (size_t i = 0; i < n; ++i) {
     const Piece& p = model.pieces[i];
-    const std::string at = who + ": piece " + std::to_string(i);
+    // The piece's name for a message, formatted only when one is made.
+    const auto at = [&] { return who + ": piece " + std::to_string(i); };
     if (static_cast<uint8_t>(p.type) > 4) {
-      fail(at + " has type " + std::to_string(static_cast<unsigned>(p.type)) + " (known: 0-4)");
+      fail(at() + " has type " + std::to_string(static_cast<unsigned>(p.type)) + " (known: 0-4)");
     }
-    if (p.surface.empty()) fail(at + " has an empty surface");
-    if (!is_valid_utf8(p.surface)) fail(at + " surface " + quote_surface(p.surface) + " is not valid UTF-8");
-    if (!std::isfinite(p.score)) fail(at + " score is not finite");
+    if (p.surface.empty()) fail(at() + " has an empty surface");
+    if (!is_valid_utf8(p.surface)) fail(at() + " surface " + quote_surface(p.surface) + " is not valid UTF-8");
+    if (!std::isfinite(p.score)) fail(at() + " score is not finite");
     if (p.type == PieceType::Byte) {
       const int v = byte_piece_value(p.surface);
-      if (v < 0) fail(at + " is BYTE but its surface " + quote_surface(p.surface) + " is not <0xNN>");
+      if (v < 0) fail(at() + " is BYTE but its surface " + quote_surface(p.surface) + " is not <0xNN>");
       have_byte[static_cast<size_t>(v)] = true;
     }
-    const auto [it, inserted] = seen.emplace(p.surface, i);
+    const auto [first, inserted] = seen.emplace(p.surface, static_cast<int32_t>(i));
     if (!inserted) {
-      fail(at + " surface " + quote_surface(p.surface) + " repeats piece " + std::to_string(it->second));
+      fail(at() + " surface " + quote_surface(p.surface) + " repeats piece " + std::to_string(first));
     }
   }
 

@@ -93,8 +93,7 @@ std::string_view Tokenizer::piece_bytes(int32_t id) const {
 }
 
 int32_t Tokenizer::find(std::string_view surface) const {
-  const auto it = impl_->by_surface.find(surface);
-  return it == impl_->by_surface.end() ? -1 : it->second;
+  return impl_->by_surface.find(surface);
 }
 
 }  // namespace cact

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cact/tokenizer.h"
@@ -33,13 +32,15 @@ class UserPieceTrie {
 
 struct Tokenizer::Impl {
   explicit Impl(const TokenizerModel& model);
+  Impl(const Impl&) = delete;  // the indexes below refer to `surfaces` where it is
+  Impl& operator=(const Impl&) = delete;
 
   std::vector<std::string> surfaces;  // owned copies; the maps below view into them
   std::vector<std::string> bytes_of;  // what each id contributes to decode
   // CONTROL, UNKNOWN and BYTE pieces are never matched against text: only
   // NORMAL and USER_DEFINED pieces are in bpe.pieces.
   text::BpeTables bpe;
-  std::unordered_map<std::string_view, int32_t> by_surface;  // every piece, for find()
+  text::FlatIndex<std::string_view, text::SurfaceOf<std::string>> by_surface{{&surfaces}};  // every piece, for find()
   UserPieceTrie user;
 };
 
