@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <string_view>
 
 #include "cact/inspect.h"
 #include "cact/model.h"
@@ -23,7 +25,13 @@ double now_ms() {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
+  const char* usage = "usage: bench_inspect [ARCHIVE]  (default: /tmp/cact-bench-needle3.cact, synthesised if missing)\n";
+  if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+    const bool help = argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h");
+    std::fputs(usage, help ? stdout : stderr);
+    return help ? 0 : 2;
+  }
   std::filesystem::path path = argc > 1 ? argv[1] : "/tmp/cact-bench-needle3.cact";
   if (argc <= 1 && !std::filesystem::exists(path)) cact::write_synth_archive(path, cact::synth_preset("needle3"));
   const double size_mb = double(std::filesystem::file_size(path)) / 1e6;
@@ -44,4 +52,7 @@ int main(int argc, char** argv) {
   std::printf("xxh64 of every blob:    %8.2f ms, %6ld page faults, %.0f MB/s\n", digest_ms, digest_faults,
               size_mb / (digest_ms / 1e3));
   return rows.size() == summary.tensors ? 0 : 1;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_inspect: %s\n", e.what());
+  return 1;
 }
