@@ -441,7 +441,8 @@ struct MatmulCtx {
   const int8_t* act;       // permuted activations, [count][in_pad]
   const uint8_t* act_abs;  // |act| (AVX2 only)
   const int32_t* corr;     // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
-  const float* norms;      // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  float* norms;            // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  const uint8_t* half;     // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
   uint32_t row_begin;
   uint32_t rows;  // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
@@ -456,6 +457,34 @@ inline float load_norm(const uint8_t* half, size_t i) {
   uint16_t h;
   std::memcpy(&h, half + 2 * i, 2);
   return _cvtsh_ss(h);
+}
+
+// The float norms of a tile's rows [r0, r0 + R). With several vectors the
+// prep converted the whole row range; with one vector (c.half set) each tile
+// converts its own rows (contiguous FP16, R * groups halves) right before it
+// uses them, so the loads overlap the previous tile's weight stream instead of
+// stalling a separate pass over the row range. The conversion is exact either
+// way, so the float math is unchanged.
+inline void convert_norms(const uint8_t* half, size_t n, float* dst) {  // 8 at a time
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half + 2 * i))));
+  }
+  for (; i < n; ++i) dst[i] = load_norm(half, i);
+}
+
+template <int R>
+inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
+  float* dst = c.norms + size_t(r0 - c.row_begin) * c.groups;
+  if (c.half != nullptr) {
+    const size_t n = size_t(R) * c.groups;
+    const uint8_t* src = c.half + 2 * size_t(r0) * c.groups;
+    if (r0 + 2 * uint32_t(R) <= c.rows) {  // the next tile's norms (as NextTilePrefetch)
+      for (size_t off = 0; off < 2 * n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(src + 2 * n + off), _MM_HINT_T0);
+    }
+    convert_norms(src, n, dst);
+  }
+  return dst;
 }
 
 // Software prefetch of the next tile's weights, rows [r0 + R, r0 + 2R): a
@@ -504,7 +533,7 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
   const __m256i norm_index = _mm256_mullo_epi32(
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::row)), _mm256_set1_epi32(int(groups)));
   const __m256i scale_index = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::vec));
-  const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
+  const float* norms = tile_norms<R>(c, r0);
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m256 acc = _mm256_setzero_ps();
@@ -658,7 +687,7 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
   const uint32_t groups = c.groups;
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i vec_index = _mm512_load_si512(kVec);
-  const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
+  const float* norms = tile_norms<R>(c, r0);
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m512 acc = _mm512_setzero_ps();
@@ -765,13 +794,10 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
       for (size_t v = a.count; v < stride; ++v) corr[g * stride + v] = 0;
     }
   }
-  // The norms of the row range are contiguous FP16: convert 8 at a time.
-  const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
-  size_t i = 0;
-  for (; i + 8 <= norm_count; i += 8) {
-    _mm256_storeu_ps(norms + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half + 2 * i))));
-  }
-  for (; i < norm_count; ++i) norms[i] = load_norm(half, i);
+  // The norms of the row range are contiguous FP16: with several vectors
+  // convert them all here, 8 at a time; with one, each tile converts its own
+  // rows (tile_norms).
+  if (a.count > 1) convert_norms(w.norms + 2 * size_t(row_begin) * groups, norm_count, norms);
   transpose_scales(a, scales);
 
   alignas(16) int8_t table[16];
@@ -788,6 +814,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.act_abs = act_abs;
   c.corr = corr;
   c.norms = norms;
+  c.half = a.count == 1 ? w.norms : nullptr;
   c.row_begin = row_begin;
   c.rows = w.out;
   c.scales = scales;
