@@ -149,6 +149,7 @@ inline __m512i round_clamp(__m512 y) {  // as the __m256 version above (same pro
 
 void quantize_group512(const float* src, int8_t* q, float* scale_out) {
   __m512 x[8];
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     __m512 v = _mm512_loadu_ps(src + 16 * i);
     v = butterfly_in_register<0xAAAA>(v, _mm512_permute_ps(v, 0xB1));          // half = 1
@@ -157,18 +158,19 @@ void quantize_group512(const float* src, int8_t* q, float* scale_out) {
     v = butterfly_in_register<0xFF00>(v, _mm512_shuffle_f32x4(v, v, 0x4E));    // half = 8
     x[i] = v;
   }
-  for (int h = 1; h < 8; h *= 2) {  // half = 16 .. 64: whole registers
-    for (int blk = 0; blk < 8; blk += 2 * h) {
-      for (int i = blk; i < blk + h; ++i) {
-        const __m512 a = x[i];
-        const __m512 b = x[i + h];
-        x[i] = _mm512_add_ps(a, b);
-        x[i + h] = _mm512_sub_ps(a, b);
-      }
-    }
-  }
+  // half = 16 .. 64: whole registers (spelled out: GCC kept x[] on the stack for the loop form)
+  const auto stage = [&x](int i, int h) {
+    const __m512 a = x[i];
+    const __m512 b = x[i + h];
+    x[i] = _mm512_add_ps(a, b);
+    x[i + h] = _mm512_sub_ps(a, b);
+  };
+  stage(0, 1), stage(2, 1), stage(4, 1), stage(6, 1);
+  stage(0, 2), stage(1, 2), stage(4, 2), stage(5, 2);
+  stage(0, 4), stage(1, 4), stage(2, 4), stage(3, 4);
   const __m512 scale = _mm512_set1_ps(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht
   __m512 m = _mm512_setzero_ps();
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     x[i] = _mm512_mul_ps(x[i], scale);
     m = _mm512_max_ps(m, _mm512_abs_ps(x[i]));
@@ -177,6 +179,7 @@ void quantize_group512(const float* src, int8_t* q, float* scale_out) {
   const float s = absmax / 127.0f;
   const float inv = s > 0.0f ? 1.0f / s : 0.0f;
   const __m512 vinv = _mm512_set1_ps(inv);
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16 * i), _mm512_cvtepi32_epi8(round_clamp(_mm512_mul_ps(x[i], vinv))));
   }
