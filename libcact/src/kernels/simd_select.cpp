@@ -42,7 +42,7 @@ namespace {
 // F16C (CPUID leaf 1, ECX bit 29) and AVX-VNNI (leaf 7 subleaf 1, EAX bit 4)
 // straight from CPUID: clang 14 rejects __builtin_cpu_supports("f16c") and
 // ("avxvnni") (GCC accepts both), which kept the SIMD tables out of clang
-// builds (the fuzz build). Both are VEX encodings on ymm registers, so the OS
+// builds. Both are VEX encodings on ymm registers, so the OS
 // state check of __builtin_cpu_supports("avx2") covers them.
 bool cpuid_bit(unsigned leaf, unsigned subleaf, int reg, unsigned bit) {
   unsigned r[4] = {0, 0, 0, 0};  // eax, ebx, ecx, edx
