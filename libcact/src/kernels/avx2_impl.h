@@ -81,15 +81,24 @@ inline float hmax(__m256 v) {
 }
 
 // Round half away from zero (std::lround) and clamp to [-127, 127]; y finite.
+// Exact, in four steps (V = __m256 / __m512 through the overloads below):
+//  1. clamp y to [-127, 127] first: lround is monotone and fixes the integers
+//     +-127, so lround(clamp(y)) = clamp(lround(y)) (y > 127 gives 127 both
+//     ways, likewise below -127). Now |y| <= 127 < 2^23.
+//  2. t = trunc(y) as int32 (cvtt, exact), tf = float(t) (exact, |t| <= 127).
+//  3. f = y - tf is exact: tf and y have the same sign and |tf| <= |y|; for
+//     |y| >= 1, |y|/2 <= |tf| <= |y| (Sterbenz), and for |y| < 1, tf = 0.
+//     So |f| < 1 with the sign of y (or f = 0), and f + f is exact.
+//  4. trunc(f + f) = sign(y) if |f| >= 0.5, else 0; lround(y) = t + that.
+// Ties (|f| = 0.5 exactly) go away from zero; 0.49999997f gives 0 (its
+// doubling 0.99999994f truncates to 0) -- the case y + 0.5 gets wrong.
+// 8 operations per register instead of 11 (trunc, |f|, copysign, compare,
+// and, add, min, max, convert).
 inline __m256i round_clamp(__m256 y) {
-  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-  const __m256 t = _mm256_round_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __m256 frac = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(y, t));  // exact
-  const __m256 away = _mm256_or_ps(_mm256_and_ps(y, sign_bit), _mm256_set1_ps(1.0f));
-  const __m256 bump = _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), away);
-  __m256 r = _mm256_add_ps(t, bump);
-  r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-  return _mm256_cvtps_epi32(r);
+  y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+  const __m256i t = _mm256_cvttps_epi32(y);
+  const __m256 f = _mm256_sub_ps(y, _mm256_cvtepi32_ps(t));
+  return _mm256_add_epi32(t, _mm256_cvttps_epi32(_mm256_add_ps(f, f)));
 }
 
 void quantize_group(const float* src, int8_t* q, float* scale_out) {
@@ -115,9 +124,72 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
   *scale_out = s;
 }
 
-void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+[[maybe_unused]] void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
   quantize_activations_by_group<quantize_group>(x, in, count, out);
 }
+
+#if defined(__AVX512F__)
+// The same quantiser on zmm registers (avx512-vnni table): 8 registers of 16
+// floats per group. Stages of half-width 1, 2, 4 and 8 run inside a register
+// (partner by vpermilps / vshuff32x4, then a + b everywhere and a masked
+// b' - a' on the upper lanes: the scalar's x[i] + x[i+h] and x[i] - x[i+h]),
+// 16, 32, 64 pair whole registers; stage order, operations and operands per
+// element are the scalar's, so the same bits.
+template <int kMask>
+inline __m512 butterfly_in_register(__m512 v, __m512 swapped) {
+  return _mm512_mask_sub_ps(_mm512_add_ps(v, swapped), __mmask16(kMask), swapped, v);
+}
+
+inline __m512i round_clamp(__m512 y) {  // as the __m256 version above (same proof)
+  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+  const __m512i t = _mm512_cvttps_epi32(y);
+  const __m512 f = _mm512_sub_ps(y, _mm512_cvtepi32_ps(t));
+  return _mm512_add_epi32(t, _mm512_cvttps_epi32(_mm512_add_ps(f, f)));
+}
+
+void quantize_group512(const float* src, int8_t* q, float* scale_out) {
+  __m512 x[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    __m512 v = _mm512_loadu_ps(src + 16 * i);
+    v = butterfly_in_register<0xAAAA>(v, _mm512_permute_ps(v, 0xB1));          // half = 1
+    v = butterfly_in_register<0xCCCC>(v, _mm512_permute_ps(v, 0x4E));          // half = 2
+    v = butterfly_in_register<0xF0F0>(v, _mm512_shuffle_f32x4(v, v, 0xB1));    // half = 4
+    v = butterfly_in_register<0xFF00>(v, _mm512_shuffle_f32x4(v, v, 0x4E));    // half = 8
+    x[i] = v;
+  }
+  // half = 16 .. 64: whole registers (spelled out: GCC kept x[] on the stack for the loop form)
+  const auto stage = [&x](int i, int h) {
+    const __m512 a = x[i];
+    const __m512 b = x[i + h];
+    x[i] = _mm512_add_ps(a, b);
+    x[i + h] = _mm512_sub_ps(a, b);
+  };
+  stage(0, 1), stage(2, 1), stage(4, 1), stage(6, 1);
+  stage(0, 2), stage(1, 2), stage(4, 2), stage(5, 2);
+  stage(0, 4), stage(1, 4), stage(2, 4), stage(3, 4);
+  const __m512 scale = _mm512_set1_ps(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht
+  __m512 m = _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    x[i] = _mm512_mul_ps(x[i], scale);
+    m = _mm512_max_ps(m, _mm512_abs_ps(x[i]));
+  }
+  const float absmax = _mm512_reduce_max_ps(m);
+  const float s = absmax / 127.0f;
+  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+  const __m512 vinv = _mm512_set1_ps(inv);
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16 * i), _mm512_cvtepi32_epi8(round_clamp(_mm512_mul_ps(x[i], vinv))));
+  }
+  *scale_out = s;
+}
+
+void quantize_activations512(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+  quantize_activations_by_group<quantize_group512>(x, in, count, out);
+}
+#endif  // AVX512F
 
 // ----------------------------------------------------------------------------
 // Index unpacking and weight lookup. Each unpacker turns one group's packed
@@ -372,7 +444,8 @@ struct MatmulCtx {
   const int8_t* act;       // permuted activations, [count][in_pad]
   const uint8_t* act_abs;  // |act| (AVX2 only)
   const int32_t* corr;     // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
-  const float* norms;      // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  float* norms;            // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  const uint8_t* half;     // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
   uint32_t row_begin;
   uint32_t rows;  // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
@@ -387,6 +460,34 @@ inline float load_norm(const uint8_t* half, size_t i) {
   uint16_t h;
   std::memcpy(&h, half + 2 * i, 2);
   return _cvtsh_ss(h);
+}
+
+// The float norms of a tile's rows [r0, r0 + R). With several vectors the
+// prep converted the whole row range; with one vector (c.half set) each tile
+// converts its own rows (contiguous FP16, R * groups halves) right before it
+// uses them, so the loads overlap the previous tile's weight stream instead of
+// stalling a separate pass over the row range. The conversion is exact either
+// way, so the float math is unchanged.
+inline void convert_norms(const uint8_t* half, size_t n, float* dst) {  // 8 at a time
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half + 2 * i))));
+  }
+  for (; i < n; ++i) dst[i] = load_norm(half, i);
+}
+
+template <int R>
+inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
+  float* dst = c.norms + size_t(r0 - c.row_begin) * c.groups;
+  if (c.half != nullptr) {
+    const size_t n = size_t(R) * c.groups;
+    const uint8_t* src = c.half + 2 * size_t(r0) * c.groups;
+    if (r0 + 2 * uint32_t(R) <= c.rows) {  // the next tile's norms (as NextTilePrefetch)
+      for (size_t off = 0; off < 2 * n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(src + 2 * n + off), _MM_HINT_T0);
+    }
+    convert_norms(src, n, dst);
+  }
+  return dst;
 }
 
 // Software prefetch of the next tile's weights, rows [r0 + R, r0 + 2R): a
@@ -435,7 +536,7 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
   const __m256i norm_index = _mm256_mullo_epi32(
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::row)), _mm256_set1_epi32(int(groups)));
   const __m256i scale_index = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::vec));
-  const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
+  const float* norms = tile_norms<R>(c, r0);
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m256 acc = _mm256_setzero_ps();
@@ -589,7 +690,7 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
   const uint32_t groups = c.groups;
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i vec_index = _mm512_load_si512(kVec);
-  const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
+  const float* norms = tile_norms<R>(c, r0);
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m512 acc = _mm512_setzero_ps();
@@ -696,13 +797,10 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
       for (size_t v = a.count; v < stride; ++v) corr[g * stride + v] = 0;
     }
   }
-  // The norms of the row range are contiguous FP16: convert 8 at a time.
-  const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
-  size_t i = 0;
-  for (; i + 8 <= norm_count; i += 8) {
-    _mm256_storeu_ps(norms + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half + 2 * i))));
-  }
-  for (; i < norm_count; ++i) norms[i] = load_norm(half, i);
+  // The norms of the row range are contiguous FP16: with several vectors
+  // convert them all here, 8 at a time; with one, each tile converts its own
+  // rows (tile_norms).
+  if (a.count > 1) convert_norms(w.norms + 2 * size_t(row_begin) * groups, norm_count, norms);
   transpose_scales(a, scales);
 
   alignas(16) int8_t table[16];
@@ -719,6 +817,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.act_abs = act_abs;
   c.corr = corr;
   c.norms = norms;
+  c.half = a.count == 1 ? w.norms : nullptr;
   c.row_begin = row_begin;
   c.rows = w.out;
   c.scales = scales;
