@@ -1,6 +1,7 @@
 #include "engine/linear.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "cact/error.h"
 
@@ -14,6 +15,12 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
     const uint32_t in_pad = codec::padded_in(max_in, codec::kGroup);
     input.q.q.resize(size_t(in_pad) * max_count);
     input.q.scale.resize(size_t(in_pad / codec::kGroup) * max_count);
+    // Per-thread parts of a split load (load): at most ceil(max_count / threads) vectors each.
+    const uint32_t per = (max_count + uint32_t(parts_.size()) - 1) / uint32_t(parts_.size());
+    for (kernels::QuantizedActivations& part : parts_) {
+      if (part.q.size() < size_t(in_pad) * per) part.q.resize(size_t(in_pad) * per);
+      if (part.scale.size() < size_t(in_pad / codec::kGroup) * per) part.scale.resize(size_t(in_pad / codec::kGroup) * per);
+    }
   }
   reserve_rows(max_in);
 }
@@ -21,6 +28,7 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
 void Linear::set_pool(ThreadPool* pool) {
   pool_ = pool;
   rows_.resize(pool != nullptr ? pool->size() : 1);
+  parts_.resize(rows_.size());
   reserve_rows(uint32_t(dense_.size()));
 }
 
@@ -37,7 +45,32 @@ void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t coun
   input.in = in;
   input.count = count;
   input.x = x;
-  if (numerics_ == Numerics::int8) kernels_->quantize_activations(x, in, count, input.q);
+  if (numerics_ != Numerics::int8) return;
+  // Vectors are quantised independently: split a batch by vectors over the
+  // pool (each part into its thread's scratch, then copied into place), so the
+  // bits do not depend on the split. Small batches stay on the caller.
+  const uint32_t parts = pool_ != nullptr ? std::min(pool_->size(), count) : 1;
+  if (parts <= 1 || uint64_t(count) * in < 8192) {
+    kernels_->quantize_activations(x, in, count, input.q);
+    return;
+  }
+  kernels::QuantizedActivations& q = input.q;
+  q.in = in;
+  q.group = codec::kGroup;
+  q.in_pad = codec::padded_in(in, q.group);
+  q.count = count;
+  const size_t in_pad = q.in_pad, groups = q.groups();
+  if (q.q.size() < in_pad * count) q.q.resize(in_pad * count);
+  if (q.scale.size() < groups * count) q.scale.resize(groups * count);
+  const uint32_t per = (count + parts - 1) / parts;
+  pool_->run(parts, [&](uint32_t p, uint32_t t) {
+    const uint32_t v0 = p * per, v1 = std::min(count, v0 + per);
+    if (v0 >= v1) return;
+    kernels::QuantizedActivations& part = parts_[t];
+    kernels_->quantize_activations(x + size_t(v0) * in, in, v1 - v0, part);
+    std::memcpy(q.q.data() + v0 * in_pad, part.q.data(), (v1 - v0) * in_pad);
+    std::memcpy(q.scale.data() + v0 * groups, part.scale.data(), (v1 - v0) * groups * sizeof(float));
+  });
 }
 
 void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thread) {
@@ -130,6 +163,7 @@ void Linear::apply_small(const LinearInput& input, std::initializer_list<LinearJ
 size_t Linear::bytes() const {
   size_t b = dense_.capacity() * sizeof(float);
   for (const RowScratch& rs : rows_) b += rs.indices.capacity() + rs.group.capacity() * sizeof(float);
+  for (const kernels::QuantizedActivations& p : parts_) b += p.q.capacity() + p.scale.capacity() * sizeof(float);
   return b;
 }
 

@@ -70,6 +70,7 @@ class Linear {
   ThreadPool* pool_ = nullptr;
   std::vector<RowScratch> rows_{1};  // per pool thread
   std::vector<float> dense_;         // one dequantised row (reference apply)
+  std::vector<kernels::QuantizedActivations> parts_{1};  // per pool thread: one part of a split load
 };
 
 }  // namespace cact::engine
