@@ -25,11 +25,11 @@ size_t cap_bytes(const std::vector<T>& v) {
 size_t Workspace::bytes() const {
   size_t b = cap_bytes(tokens) + cap_bytes(slots);
   for (const auto* buf : {&lanes, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
-                        &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &logits, &rope_cos, &rope_sin,
-                        &head_scores}) {
+                        &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &logits, &rope_cos, &rope_sin}) {
     b += cap_bytes(*buf);
   }
-  for (const LinearInput* in : {&in_nx, &in_e, &in_a, &in_o, &in_fin, &in_cell}) b += in->bytes();
+  for (const LinearInput* in : {&in_nx, &in_e, &in_a, &in_o, &in_fin}) b += in->bytes();
+  for (const HeadScratch& hs : heads) b += hs.bytes();
   for (const HadaScratch& hs : hada) b += hs.bytes();
   for (const AttendScratch& as : attend) b += as.bytes();
   return b;
@@ -123,13 +123,17 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.logits.assign(size_t(C) * g.out_rows, 0.0f);
   ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
   ws.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
-  ws.head_scores.assign(head_rows, 0.0f);
   linear_.reserve(ws.in_nx, g.n * g.D, C);
   linear_.reserve(ws.in_e, g.E * g.sd, C);
   linear_.reserve(ws.in_a, g.D, C);
   linear_.reserve(ws.in_o, g.odim(), C);
   linear_.reserve(ws.in_fin, g.D, C);
-  linear_.reserve(ws.in_cell, g.D, 1);
+  ws.heads.resize(pools_.empty() ? 0 : T);
+  for (Workspace::HeadScratch& hs : ws.heads) {
+    linear_.reserve(hs.in, g.D, C);
+    hs.gather.assign(C * D, 0.0f);
+    hs.scores.assign(size_t(C) * head_rows, 0.0f);
+  }
   ws.hada.resize(T);
   for (HadaScratch& h : ws.hada) h.reserve(g.N);
   ws.attend.resize(T);
@@ -207,9 +211,21 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   if (all_logits != nullptr) std::memcpy(all_logits, ws.logits.data(), size_t(count) * g.out_rows * sizeof(float));
   has_logits_ = true;
 
-  for (uint32_t c = 0; c < count; ++c) {
-    const float* cells = ws.cells.data() + size_t(c) * rows * D;
-    for (HeadPool& p : pools_) p.add(cells, linear_, ws.in_cell, ws.head_scores);
+  // Probe heads: one task per (head, cell row); each folds the chunk's tokens
+  // in order (the reference numerics' products share one scratch: caller only).
+  if (!pools_.empty()) {
+    const auto head_row = [&](uint32_t task, uint32_t t) {
+      HeadPool& p = pools_[task / rows];
+      Workspace::HeadScratch& hs = ws.heads[t];
+      p.add_row(task % uint32_t(rows), ws.cells.data(), count, rows * D, linear_, hs.in, hs.gather, hs.scores);
+    };
+    const auto tasks = uint32_t(pools_.size() * rows);
+    if (f32_) {
+      pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
+    } else {
+      for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
+    }
+    for (HeadPool& p : pools_) p.add_tokens(count);
   }
   if (keep_cells_) kept_cells_.insert(kept_cells_.end(), ws.cells.begin(), ws.cells.begin() + size_t(count) * rows * D);
 

@@ -42,18 +42,17 @@ void Linear::reserve_rows(uint32_t max_in) {
 }
 
 void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
-  input.in = in;
-  input.count = count;
-  input.x = x;
-  if (numerics_ != Numerics::int8) return;
   // Vectors are quantised independently: split a batch by vectors over the
   // pool (each part into its thread's scratch, then copied into place), so the
   // bits do not depend on the split. Small batches stay on the caller.
   const uint32_t parts = pool_ != nullptr ? std::min(pool_->size(), count) : 1;
-  if (parts <= 1 || uint64_t(count) * in < 8192) {
-    kernels_->quantize_activations(x, in, count, input.q);
+  if (numerics_ != Numerics::int8 || parts <= 1 || uint64_t(count) * in < 8192) {
+    load_here(input, x, in, count);
     return;
   }
+  input.in = in;
+  input.count = count;
+  input.x = x;
   kernels::QuantizedActivations& q = input.q;
   q.in = in;
   q.group = codec::kGroup;
@@ -71,6 +70,13 @@ void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t coun
     std::memcpy(q.q.data() + v0 * in_pad, part.q.data(), (v1 - v0) * in_pad);
     std::memcpy(q.scale.data() + v0 * groups, part.scale.data(), (v1 - v0) * groups * sizeof(float));
   });
+}
+
+void Linear::load_here(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
+  input.in = in;
+  input.count = count;
+  input.x = x;
+  if (numerics_ == Numerics::int8) kernels_->quantize_activations(x, in, count, input.q);
 }
 
 void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thread) {
@@ -94,26 +100,33 @@ void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thre
 
 void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
                    float* y, size_t y_stride) {
-  if (input.in != m.in) fail("internal: matrix input width does not match the prepared activations");
-  if (numerics_ == Numerics::int8) {
-    const kernels::Int8Codebook& cb = w_->int8_codebook_of(m);
-    const uint32_t rows = row_end - row_begin;
+  if (numerics_ == Numerics::int8 && pool_ != nullptr) {
     // Rows are independent: any split gives the same bits. Parts are multiples
-    // of 8 rows (the kernels' tile) and not smaller than ~64 rows of one vector.
+    // of 16 rows (the kernels' AVX-512 tile; two AVX2 tiles of 8) and not
+    // smaller than ~64 rows of one vector.
+    const uint32_t rows = row_end - row_begin;
     const uint64_t work = uint64_t(rows) * input.count;
-    uint32_t parts = pool_ != nullptr ? pool_->size() : 1;
+    uint32_t parts = pool_->size();
     if (work < 128) parts = 1;
     parts = uint32_t(std::min<uint64_t>(parts, std::max<uint64_t>(1, work / 64)));
-    if (parts <= 1) {
-      kernels_->cq_matmul(m, cb, input.q, row_begin, row_end, y, y_stride);
+    const uint32_t step = (rows / std::max(parts, 1u) + 15) / 16 * 16;
+    if (parts > 1 && step < rows) {
+      pool_->run(parts, [&](uint32_t part, uint32_t) {
+        const uint32_t b = std::min(row_end, row_begin + part * step);
+        const uint32_t e = part + 1 == parts ? row_end : std::min(row_end, b + step);
+        if (b < e) apply_here(input, m, b, e, y, y_stride);
+      });
       return;
     }
-    const uint32_t step = (rows / parts + 7) / 8 * 8;
-    pool_->run(parts, [&](uint32_t part, uint32_t) {
-      const uint32_t b = std::min(row_end, row_begin + part * step);
-      const uint32_t e = part + 1 == parts ? row_end : std::min(row_end, b + step);
-      if (b < e) kernels_->cq_matmul(m, cb, input.q, b, e, y, y_stride);
-    });
+  }
+  apply_here(input, m, row_begin, row_end, y, y_stride);
+}
+
+void Linear::apply_here(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
+                        float* y, size_t y_stride) {
+  if (input.in != m.in) fail("internal: matrix input width does not match the prepared activations");
+  if (numerics_ == Numerics::int8) {
+    kernels_->cq_matmul(m, w_->int8_codebook_of(m), input.q, row_begin, row_end, y, y_stride);
     return;
   }
   reserve_rows(m.in);

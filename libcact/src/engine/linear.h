@@ -46,6 +46,11 @@ class Linear {
   void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count);
   void reserve_rows(uint32_t max_in);
   void load(LinearInput& input, const float* x, uint32_t in, uint32_t count);
+  // load / apply on the calling thread only (for use inside a pool task; the
+  // reference numerics' apply_here shares one row scratch: one thread only).
+  void load_here(LinearInput& input, const float* x, uint32_t in, uint32_t count);
+  void apply_here(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end, float* y,
+                  size_t y_stride);
   void apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end, float* y,
              size_t y_stride);
   void apply(const LinearInput& input, const codec::CqMatrix& m, float* y, size_t y_stride) {
