@@ -55,8 +55,8 @@ void Forward::attention(uint32_t l, uint32_t count) {
   Workspace& ws = ws_;
   const uint32_t qdim = g.qdim(), kdim = g.kdim(), vdim = g.vdim(), odim = g.odim(), half = g.dq / 2;
 
-  // q, k, v and the gate all read the same prepared a = norm(u; norm_in).
-  linear_.load(ws.in_a, ws.a.data(), g.D, count);
+  // q, k, v and the gate all read the same prepared a = norm(u; norm_in)
+  // (ws.in_a, loaded by layer()).
   const bool taps = g.T > 0;
   linear_.apply(ws.in_a, lw.q_proj, taps ? st.q.input() : ws.q.data(), qdim);
   linear_.apply(ws.in_a, lw.k_proj, taps ? st.k.input() : ws.k.data(), kdim);

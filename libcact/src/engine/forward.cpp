@@ -200,11 +200,10 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
 
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
-  pool_->run(count - first, [&](uint32_t i, uint32_t) {
+  linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
     const size_t c = first + i;
     zc_norm(ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
   });
-  linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first);
   linear_.apply(ws.in_fin, w.embedding, 0, g.out_rows, ws.logits.data(), g.out_rows);
   std::memcpy(last_logits_.data(), ws.logits.data() + size_t(count - 1 - first) * g.out_rows,
               g.out_rows * sizeof(float));
@@ -245,8 +244,8 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // Per-token work runs over the pool by token (each token's values are computed
   // by the same operations whichever thread runs it).
   ThreadPool& pool = *pool_;
-  pool.run(count, [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
-  linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count);
+  linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count,
+               [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
   const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
   linear_.apply_small(ws.in_nx, {{&w.phi_pre, ln, ln + uint32_t(n), ws.pre.data(), L * n},
                                  {&w.phi_post, ln, ln + uint32_t(n), ws.post.data(), L * n},
@@ -262,7 +261,8 @@ void Forward::layer(uint32_t l, uint32_t count) {
 
   // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).
   if (lw.site >= 0) engram(uint32_t(lw.site), count);
-  pool.run(count, [&](uint32_t c, uint32_t) {
+  // (a is prepared here for q/k/v/gate, in the same pool job.)
+  linear_.load(ws.in_a, ws.a.data(), g.D, count, [&](uint32_t c, uint32_t) {
     float* u = ws.u.data() + c * D;
     if (lw.site >= 0) engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
     zc_norm(u, lw.norm_in.data(), D, ws.a.data() + c * D);
@@ -307,10 +307,9 @@ void Forward::engram(uint32_t site, uint32_t count) {
   const SiteWeights& sw = w.sites[site];
   Workspace& ws = ws_;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  pool_->run(count, [&](uint32_t c, uint32_t t) {
+  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count, [&](uint32_t c, uint32_t t) {
     engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width, t);
   });
-  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count);
   linear_.apply(ws.in_e, sw.key_proj, ws.ek.data(), D);
   CausalConv& conv = sites_[site].value;
   linear_.apply(ws.in_e, sw.value_proj, conv.input(), D);

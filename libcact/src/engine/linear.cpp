@@ -41,35 +41,36 @@ void Linear::reserve_rows(uint32_t max_in) {
   if (dense_.size() < in_pad) dense_.resize(in_pad);
 }
 
-void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
-  // Vectors are quantised independently: split a batch by vectors over the
-  // pool (each part into its thread's scratch, then copied into place), so the
-  // bits do not depend on the split. Small batches stay on the caller.
+// Vectors are quantised independently: a batch splits by vectors over the
+// pool (each part into its thread's scratch, then copied into place), so the
+// bits do not depend on the split. Small batches stay on the caller.
+uint32_t Linear::split_parts(uint32_t in, uint32_t count) const {
   const uint32_t parts = pool_ != nullptr ? std::min(pool_->size(), count) : 1;
-  if (numerics_ != Numerics::int8 || parts <= 1 || uint64_t(count) * in < 8192) {
-    load_here(input, x, in, count);
-    return;
-  }
+  return uint64_t(count) * in < 8192 ? 1 : parts;
+}
+
+void Linear::prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
   input.in = in;
   input.count = count;
   input.x = x;
+  if (numerics_ != Numerics::int8) return;  // reference: the prologue alone splits
   kernels::QuantizedActivations& q = input.q;
   q.in = in;
   q.group = codec::kGroup;
   q.in_pad = codec::padded_in(in, q.group);
   q.count = count;
+  if (q.q.size() < size_t(q.in_pad) * count) q.q.resize(size_t(q.in_pad) * count);
+  if (q.scale.size() < size_t(q.groups()) * count) q.scale.resize(size_t(q.groups()) * count);
+}
+
+void Linear::load_part(LinearInput& input, uint32_t v0, uint32_t v1, uint32_t thread) {
+  if (v0 >= v1 || numerics_ != Numerics::int8) return;
+  kernels::QuantizedActivations& q = input.q;
   const size_t in_pad = q.in_pad, groups = q.groups();
-  if (q.q.size() < in_pad * count) q.q.resize(in_pad * count);
-  if (q.scale.size() < groups * count) q.scale.resize(groups * count);
-  const uint32_t per = (count + parts - 1) / parts;
-  pool_->run(parts, [&](uint32_t p, uint32_t t) {
-    const uint32_t v0 = p * per, v1 = std::min(count, v0 + per);
-    if (v0 >= v1) return;
-    kernels::QuantizedActivations& part = parts_[t];
-    kernels_->quantize_activations(x + size_t(v0) * in, in, v1 - v0, part);
-    std::memcpy(q.q.data() + v0 * in_pad, part.q.data(), (v1 - v0) * in_pad);
-    std::memcpy(q.scale.data() + v0 * groups, part.scale.data(), (v1 - v0) * groups * sizeof(float));
-  });
+  kernels::QuantizedActivations& part = parts_[thread];
+  kernels_->quantize_activations(input.x + size_t(v0) * input.in, input.in, v1 - v0, part);
+  std::memcpy(q.q.data() + v0 * in_pad, part.q.data(), (v1 - v0) * in_pad);
+  std::memcpy(q.scale.data() + v0 * groups, part.scale.data(), (v1 - v0) * groups * sizeof(float));
 }
 
 void Linear::load_here(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
