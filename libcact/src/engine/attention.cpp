@@ -58,10 +58,10 @@ void Forward::attention(uint32_t l, uint32_t count) {
   // q, k, v and the gate all read the same prepared a = norm(u; norm_in)
   // (ws.in_a, loaded by layer()).
   const bool taps = g.T > 0;
-  linear_.apply(ws.in_a, lw.q_proj, taps ? st.q.input() : ws.q.data(), qdim);
-  linear_.apply(ws.in_a, lw.k_proj, taps ? st.k.input() : ws.k.data(), kdim);
-  linear_.apply(ws.in_a, lw.v_proj, taps ? st.v.input() : ws.v.data(), vdim);
-  linear_.apply(ws.in_a, lw.gate_proj, ws.gate.data(), odim);
+  linear_.apply_many(ws.in_a, {{&lw.q_proj, 0, lw.q_proj.out, taps ? st.q.input() : ws.q.data(), qdim},
+                               {&lw.k_proj, 0, lw.k_proj.out, taps ? st.k.input() : ws.k.data(), kdim},
+                               {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
+                               {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
 
   // Per token (on the pool): the q/k/v taps, q/k norms and RoPE, the KV write
   // (distinct positions -> distinct cache rows).

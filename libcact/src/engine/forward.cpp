@@ -310,9 +310,9 @@ void Forward::engram(uint32_t site, uint32_t count) {
   linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count, [&](uint32_t c, uint32_t t) {
     engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width, t);
   });
-  linear_.apply(ws.in_e, sw.key_proj, ws.ek.data(), D);
   CausalConv& conv = sites_[site].value;
-  linear_.apply(ws.in_e, sw.value_proj, conv.input(), D);
+  linear_.apply_many(ws.in_e, {{&sw.key_proj, 0, sw.key_proj.out, ws.ek.data(), D},
+                               {&sw.value_proj, 0, sw.value_proj.out, conv.input(), D}});
   conv.run(sw.taps.data(), count, ws.ev.data());
 }
 

@@ -174,6 +174,28 @@ void Linear::apply_small(const LinearInput& input, std::initializer_list<LinearJ
   });
 }
 
+void Linear::apply_many(const LinearInput& input, std::initializer_list<LinearJob> jobs) {
+  uint32_t rows = 0;
+  for (const LinearJob& j : jobs) rows += j.row_end - j.row_begin;
+  const uint32_t parts = pool_ != nullptr && numerics_ == Numerics::int8 ? pool_->size() : 1;
+  const uint32_t step = (rows / parts + 15) / 16 * 16;
+  if (parts <= 1 || uint64_t(rows) * input.count < 128 * uint64_t(parts) || step >= rows) {
+    for (const LinearJob& j : jobs) apply(input, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
+    return;
+  }
+  pool_->run(parts, [&](uint32_t part, uint32_t) {
+    // Part covers [lo, hi) of the concatenated rows.
+    const uint32_t lo = std::min(rows, part * step), hi = part + 1 == parts ? rows : std::min(rows, lo + step);
+    uint32_t offset = 0;
+    for (const LinearJob& j : jobs) {
+      const uint32_t n = j.row_end - j.row_begin;
+      const uint32_t b = std::max(lo, offset), e = std::min(hi, offset + n);
+      if (b < e) apply_here(input, *j.m, j.row_begin + (b - offset), j.row_begin + (e - offset), j.y, j.y_stride);
+      offset += n;
+    }
+  });
+}
+
 size_t Linear::bytes() const {
   size_t b = dense_.capacity() * sizeof(float);
   for (const RowScratch& rs : rows_) b += rs.indices.capacity() + rs.group.capacity() * sizeof(float);

@@ -81,6 +81,10 @@ class Linear {
   // Several small products of one input (e.g. the three Φ of a layer, 4–16
   // rows each) as one pool job of at most 8 rows per task; results as apply().
   void apply_small(const LinearInput& input, std::initializer_list<LinearJob> jobs);
+  // Several large products of one input (q/k/v/gate) as one pool job: their
+  // rows, concatenated, split into one contiguous part per thread (16-row
+  // multiples); results as apply().
+  void apply_many(const LinearInput& input, std::initializer_list<LinearJob> jobs);
   // Dequantise one row exactly (embedding / engram table lookups, both
   // numerics), with the scratch of pool thread `thread`.
   void row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thread = 0);
