@@ -55,28 +55,35 @@ void Forward::attention(uint32_t l, uint32_t count) {
   Workspace& ws = ws_;
   const uint32_t qdim = g.qdim(), kdim = g.kdim(), vdim = g.vdim(), odim = g.odim(), half = g.dq / 2;
 
-  // q, k, v and the gate all read the same prepared a = norm(u; norm_in).
-  linear_.load(ws.in_a, ws.a.data(), g.D, count);
-  if (g.T > 0) {
-    linear_.apply(ws.in_a, lw.q_proj, st.q.input(), qdim);
-    linear_.apply(ws.in_a, lw.k_proj, st.k.input(), kdim);
-    linear_.apply(ws.in_a, lw.v_proj, st.v.input(), vdim);
-    st.q.run(lw.q_taps.data(), count, ws.q.data());
-    st.k.run(lw.k_taps.data(), count, ws.k.data());
-    st.v.run(lw.v_taps.data(), count, ws.v.data());
-  } else {
-    linear_.apply(ws.in_a, lw.q_proj, ws.q.data(), qdim);
-    linear_.apply(ws.in_a, lw.k_proj, ws.k.data(), kdim);
-    linear_.apply(ws.in_a, lw.v_proj, ws.v.data(), vdim);
-  }
-  linear_.apply(ws.in_a, lw.gate_proj, ws.gate.data(), odim);
+  // q, k, v and the gate all read the same prepared a = norm(u; norm_in)
+  // (ws.in_a, loaded by layer()).
+  const bool taps = g.T > 0;
+  linear_.apply_many(ws.in_a, {{&lw.q_proj, 0, lw.q_proj.out, taps ? st.q.input() : ws.q.data(), qdim},
+                               {&lw.k_proj, 0, lw.k_proj.out, taps ? st.k.input() : ws.k.data(), kdim},
+                               {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
+                               {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
 
-  for (uint32_t c = 0; c < count; ++c) {
+  // Per token (on the pool): the q/k/v taps, q/k norms and RoPE, the KV write
+  // (distinct positions -> distinct cache rows).
+  pool_->run(count, [&](uint32_t c, uint32_t) {
+    float* q = ws.q.data() + size_t(c) * qdim;
+    float* k = ws.k.data() + size_t(c) * kdim;
+    float* v = ws.v.data() + size_t(c) * vdim;
+    if (taps) {
+      st.q.rows(lw.q_taps.data(), c, q);
+      st.k.rows(lw.k_taps.data(), c, k);
+      st.v.rows(lw.v_taps.data(), c, v);
+    }
     const float* cosv = ws.rope_cos.data() + size_t(c) * half;
     const float* sinv = ws.rope_sin.data() + size_t(c) * half;
-    norm_rope(ws.q.data() + size_t(c) * qdim, g.H, g.dq, lw.q_norm.data(), cosv, sinv);
-    norm_rope(ws.k.data() + size_t(c) * kdim, g.K, g.dq, lw.k_norm.data(), cosv, sinv);
-    st.cache.write(pos_ + c, ws.k.data() + size_t(c) * kdim, ws.v.data() + size_t(c) * vdim);
+    norm_rope(q, g.H, g.dq, lw.q_norm.data(), cosv, sinv);
+    norm_rope(k, g.K, g.dq, lw.k_norm.data(), cosv, sinv);
+    st.cache.write(pos_ + c, k, v);
+  });
+  if (taps) {
+    st.q.slide(count);
+    st.k.slide(count);
+    st.v.slide(count);
   }
 
   const uint32_t group = g.H / g.K;

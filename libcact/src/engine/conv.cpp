@@ -40,6 +40,14 @@ void conv_rows(const float* w, const float* buf, uint32_t first, uint32_t dim, u
 void CausalConv::run(const float* w, uint32_t count, float* out) {
   if (count > max_chunk_) fail("internal: conv chunk larger than the state was sized for");
   conv_rows(w, buf_.data(), history_, dim_, taps_, dil_, count, out);
+  slide(count);
+}
+
+void CausalConv::rows(const float* w, uint32_t c, float* out) const {
+  conv_rows(w, buf_.data(), history_ + c, dim_, taps_, dil_, 1, out);
+}
+
+void CausalConv::slide(uint32_t count) {
   // Slide: the last `history_` rows of [history | new] become the history.
   if (history_ > 0) {
     std::memmove(buf_.data(), buf_.data() + size_t(count) * dim_, size_t(history_) * dim_ * sizeof(float));

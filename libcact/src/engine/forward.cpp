@@ -25,11 +25,11 @@ size_t cap_bytes(const std::vector<T>& v) {
 size_t Workspace::bytes() const {
   size_t b = cap_bytes(tokens) + cap_bytes(slots);
   for (const auto* buf : {&lanes, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
-                        &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &logits, &rope_cos, &rope_sin,
-                        &head_scores}) {
+                        &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &logits, &rope_cos, &rope_sin}) {
     b += cap_bytes(*buf);
   }
-  for (const LinearInput* in : {&in_nx, &in_e, &in_a, &in_o, &in_fin, &in_cell}) b += in->bytes();
+  for (const LinearInput* in : {&in_nx, &in_e, &in_a, &in_o, &in_fin}) b += in->bytes();
+  for (const HeadScratch& hs : heads) b += hs.bytes();
   for (const HadaScratch& hs : hada) b += hs.bytes();
   for (const AttendScratch& as : attend) b += as.bytes();
   return b;
@@ -123,13 +123,17 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.logits.assign(size_t(C) * g.out_rows, 0.0f);
   ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
   ws.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
-  ws.head_scores.assign(head_rows, 0.0f);
   linear_.reserve(ws.in_nx, g.n * g.D, C);
   linear_.reserve(ws.in_e, g.E * g.sd, C);
   linear_.reserve(ws.in_a, g.D, C);
   linear_.reserve(ws.in_o, g.odim(), C);
   linear_.reserve(ws.in_fin, g.D, C);
-  linear_.reserve(ws.in_cell, g.D, 1);
+  ws.heads.resize(pools_.empty() ? 0 : T);
+  for (Workspace::HeadScratch& hs : ws.heads) {
+    linear_.reserve(hs.in, g.D, C);
+    hs.gather.assign(C * D, 0.0f);
+    hs.scores.assign(size_t(C) * head_rows, 0.0f);
+  }
   ws.hada.resize(T);
   for (HadaScratch& h : ws.hada) h.reserve(g.N);
   ws.attend.resize(T);
@@ -196,20 +200,31 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
 
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
-  pool_->run(count - first, [&](uint32_t i, uint32_t) {
+  linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
     const size_t c = first + i;
     zc_norm(ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
   });
-  linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first);
   linear_.apply(ws.in_fin, w.embedding, 0, g.out_rows, ws.logits.data(), g.out_rows);
   std::memcpy(last_logits_.data(), ws.logits.data() + size_t(count - 1 - first) * g.out_rows,
               g.out_rows * sizeof(float));
   if (all_logits != nullptr) std::memcpy(all_logits, ws.logits.data(), size_t(count) * g.out_rows * sizeof(float));
   has_logits_ = true;
 
-  for (uint32_t c = 0; c < count; ++c) {
-    const float* cells = ws.cells.data() + size_t(c) * rows * D;
-    for (HeadPool& p : pools_) p.add(cells, linear_, ws.in_cell, ws.head_scores);
+  // Probe heads: one task per (head, cell row); each folds the chunk's tokens
+  // in order (the reference numerics' products share one scratch: caller only).
+  if (!pools_.empty()) {
+    const auto head_row = [&](uint32_t task, uint32_t t) {
+      HeadPool& p = pools_[task / rows];
+      Workspace::HeadScratch& hs = ws.heads[t];
+      p.add_row(task % uint32_t(rows), ws.cells.data(), count, rows * D, linear_, hs.in, hs.gather, hs.scores);
+    };
+    const auto tasks = uint32_t(pools_.size() * rows);
+    if (f32_) {
+      pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
+    } else {
+      for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
+    }
+    for (HeadPool& p : pools_) p.add_tokens(count);
   }
   if (keep_cells_) kept_cells_.insert(kept_cells_.end(), ws.cells.begin(), ws.cells.begin() + size_t(count) * rows * D);
 
@@ -229,8 +244,8 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // Per-token work runs over the pool by token (each token's values are computed
   // by the same operations whichever thread runs it).
   ThreadPool& pool = *pool_;
-  pool.run(count, [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
-  linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count);
+  linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count,
+               [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
   const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
   linear_.apply_small(ws.in_nx, {{&w.phi_pre, ln, ln + uint32_t(n), ws.pre.data(), L * n},
                                  {&w.phi_post, ln, ln + uint32_t(n), ws.post.data(), L * n},
@@ -246,7 +261,8 @@ void Forward::layer(uint32_t l, uint32_t count) {
 
   // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).
   if (lw.site >= 0) engram(uint32_t(lw.site), count);
-  pool.run(count, [&](uint32_t c, uint32_t) {
+  // (a is prepared here for q/k/v/gate, in the same pool job.)
+  linear_.load(ws.in_a, ws.a.data(), g.D, count, [&](uint32_t c, uint32_t) {
     float* u = ws.u.data() + c * D;
     if (lw.site >= 0) engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
     zc_norm(u, lw.norm_in.data(), D, ws.a.data() + c * D);
@@ -291,13 +307,12 @@ void Forward::engram(uint32_t site, uint32_t count) {
   const SiteWeights& sw = w.sites[site];
   Workspace& ws = ws_;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  pool_->run(count, [&](uint32_t c, uint32_t t) {
+  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count, [&](uint32_t c, uint32_t t) {
     engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width, t);
   });
-  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count);
-  linear_.apply(ws.in_e, sw.key_proj, ws.ek.data(), D);
   CausalConv& conv = sites_[site].value;
-  linear_.apply(ws.in_e, sw.value_proj, conv.input(), D);
+  linear_.apply_many(ws.in_e, {{&sw.key_proj, 0, sw.key_proj.out, ws.ek.data(), D},
+                               {&sw.value_proj, 0, sw.value_proj.out, conv.input(), D}});
   conv.run(sw.taps.data(), count, ws.ev.data());
 }
 

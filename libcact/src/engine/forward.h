@@ -44,8 +44,14 @@ struct Workspace {
   std::vector<int32_t> slots;   // [C][E]
   std::vector<float> lanes, nx, pre, post, res, hpre, hpost, mix;
   std::vector<float> u, u_in, e, ek, ev, a, q, k, v, gate, att, z, m, mlp, fin, cells, logits;
-  std::vector<float> rope_cos, rope_sin, head_scores;
-  LinearInput in_nx, in_e, in_a, in_o, in_fin, in_cell;
+  std::vector<float> rope_cos, rope_sin;
+  LinearInput in_nx, in_e, in_a, in_o, in_fin;
+  struct HeadScratch {  // probe-head rows of a chunk (HeadPool::add_row)
+    LinearInput in;
+    std::vector<float> gather, scores;
+    size_t bytes() const { return in.bytes() + (gather.capacity() + scores.capacity()) * sizeof(float); }
+  };
+  std::vector<HeadScratch> heads;  // per pool thread
   std::vector<HadaScratch> hada;      // per pool thread
   std::vector<AttendScratch> attend;  // per pool thread
   size_t bytes() const;

@@ -27,16 +27,23 @@ void HeadPool::reset() {
   tokens_ = 0;
 }
 
-void HeadPool::add(const float* cells, Linear& linear, LinearInput& input, std::vector<float>& scores) {
+void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, size_t stride, Linear& linear,
+                       LinearInput& input, std::vector<float>& gather, std::vector<float>& scores) {
   const double inv_sqrt = 1.0 / std::sqrt(double(D_));
-  if (scores.size() < size_t(rows_) * k_) scores.resize(size_t(rows_) * k_);
-  for (uint32_t r = 0; r < rows_; ++r) {
-    const float* c = cells + size_t(r) * D_;
-    linear.load(input, c, D_, 1);
-    linear.apply(input, head_->probes, r * k_, (r + 1) * k_, scores.data(), 0);
+  if (gather.size() < size_t(count) * D_) gather.resize(size_t(count) * D_);
+  const size_t width = size_t(rows_) * k_;
+  if (scores.size() < count * width) scores.resize(count * width);
+  for (uint32_t c = 0; c < count; ++c) {
+    std::copy_n(cells + c * stride + size_t(r) * D_, D_, gather.data() + size_t(c) * D_);
+  }
+  // scores[c·(L+1)·k + p] = probe p = (r, i) · cell (c, r).
+  linear.load_here(input, gather.data(), D_, count);
+  linear.apply_here(input, head_->probes, r * k_, (r + 1) * k_, scores.data(), width);
+  for (uint32_t c = 0; c < count; ++c) {
+    const float* cell = gather.data() + size_t(c) * D_;
     for (uint32_t i = 0; i < k_; ++i) {
       const size_t p = size_t(r) * k_ + i;
-      const double s = double(scores[p]) * inv_sqrt;
+      const double s = double(scores[c * width + p]) * inv_sqrt;
       double* acc = acc_.data() + p * D_;
       if (s > max_[p]) {
         const double shrink = std::exp(max_[p] - s);  // 0 on the first token
@@ -46,10 +53,9 @@ void HeadPool::add(const float* cells, Linear& linear, LinearInput& input, std::
       }
       const double e = std::exp(s - max_[p]);
       sum_[p] += e;
-      for (uint32_t d = 0; d < D_; ++d) acc[d] += e * double(c[d]);
+      for (uint32_t d = 0; d < D_; ++d) acc[d] += e * double(cell[d]);
     }
   }
-  ++tokens_;
 }
 
 std::vector<float> HeadPool::output(Linear& linear) const {

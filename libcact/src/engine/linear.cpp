@@ -1,6 +1,7 @@
 #include "engine/linear.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "cact/error.h"
 
@@ -14,6 +15,12 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
     const uint32_t in_pad = codec::padded_in(max_in, codec::kGroup);
     input.q.q.resize(size_t(in_pad) * max_count);
     input.q.scale.resize(size_t(in_pad / codec::kGroup) * max_count);
+    // Per-thread parts of a split load (load): at most ceil(max_count / threads) vectors each.
+    const uint32_t per = (max_count + uint32_t(parts_.size()) - 1) / uint32_t(parts_.size());
+    for (kernels::QuantizedActivations& part : parts_) {
+      if (part.q.size() < size_t(in_pad) * per) part.q.resize(size_t(in_pad) * per);
+      if (part.scale.size() < size_t(in_pad / codec::kGroup) * per) part.scale.resize(size_t(in_pad / codec::kGroup) * per);
+    }
   }
   reserve_rows(max_in);
 }
@@ -21,6 +28,7 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
 void Linear::set_pool(ThreadPool* pool) {
   pool_ = pool;
   rows_.resize(pool != nullptr ? pool->size() : 1);
+  parts_.resize(rows_.size());
   reserve_rows(uint32_t(dense_.size()));
 }
 
@@ -33,7 +41,39 @@ void Linear::reserve_rows(uint32_t max_in) {
   if (dense_.size() < in_pad) dense_.resize(in_pad);
 }
 
-void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
+// Vectors are quantised independently: a batch splits by vectors over the
+// pool (each part into its thread's scratch, then copied into place), so the
+// bits do not depend on the split. Small batches stay on the caller.
+uint32_t Linear::split_parts(uint32_t in, uint32_t count) const {
+  const uint32_t parts = pool_ != nullptr ? std::min(pool_->size(), count) : 1;
+  return uint64_t(count) * in < 8192 ? 1 : parts;
+}
+
+void Linear::prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
+  input.in = in;
+  input.count = count;
+  input.x = x;
+  if (numerics_ != Numerics::int8) return;  // reference: the prologue alone splits
+  kernels::QuantizedActivations& q = input.q;
+  q.in = in;
+  q.group = codec::kGroup;
+  q.in_pad = codec::padded_in(in, q.group);
+  q.count = count;
+  if (q.q.size() < size_t(q.in_pad) * count) q.q.resize(size_t(q.in_pad) * count);
+  if (q.scale.size() < size_t(q.groups()) * count) q.scale.resize(size_t(q.groups()) * count);
+}
+
+void Linear::load_part(LinearInput& input, uint32_t v0, uint32_t v1, uint32_t thread) {
+  if (v0 >= v1 || numerics_ != Numerics::int8) return;
+  kernels::QuantizedActivations& q = input.q;
+  const size_t in_pad = q.in_pad, groups = q.groups();
+  kernels::QuantizedActivations& part = parts_[thread];
+  kernels_->quantize_activations(input.x + size_t(v0) * input.in, input.in, v1 - v0, part);
+  std::memcpy(q.q.data() + v0 * in_pad, part.q.data(), (v1 - v0) * in_pad);
+  std::memcpy(q.scale.data() + v0 * groups, part.scale.data(), (v1 - v0) * groups * sizeof(float));
+}
+
+void Linear::load_here(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
   input.in = in;
   input.count = count;
   input.x = x;
@@ -61,26 +101,33 @@ void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thre
 
 void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
                    float* y, size_t y_stride) {
-  if (input.in != m.in) fail("internal: matrix input width does not match the prepared activations");
-  if (numerics_ == Numerics::int8) {
-    const kernels::Int8Codebook& cb = w_->int8_codebook_of(m);
-    const uint32_t rows = row_end - row_begin;
+  if (numerics_ == Numerics::int8 && pool_ != nullptr) {
     // Rows are independent: any split gives the same bits. Parts are multiples
-    // of 8 rows (the kernels' tile) and not smaller than ~64 rows of one vector.
+    // of 16 rows (the kernels' AVX-512 tile; two AVX2 tiles of 8) and not
+    // smaller than ~64 rows of one vector.
+    const uint32_t rows = row_end - row_begin;
     const uint64_t work = uint64_t(rows) * input.count;
-    uint32_t parts = pool_ != nullptr ? pool_->size() : 1;
+    uint32_t parts = pool_->size();
     if (work < 128) parts = 1;
     parts = uint32_t(std::min<uint64_t>(parts, std::max<uint64_t>(1, work / 64)));
-    if (parts <= 1) {
-      kernels_->cq_matmul(m, cb, input.q, row_begin, row_end, y, y_stride);
+    const uint32_t step = (rows / std::max(parts, 1u) + 15) / 16 * 16;
+    if (parts > 1 && step < rows) {
+      pool_->run(parts, [&](uint32_t part, uint32_t) {
+        const uint32_t b = std::min(row_end, row_begin + part * step);
+        const uint32_t e = part + 1 == parts ? row_end : std::min(row_end, b + step);
+        if (b < e) apply_here(input, m, b, e, y, y_stride);
+      });
       return;
     }
-    const uint32_t step = (rows / parts + 7) / 8 * 8;
-    pool_->run(parts, [&](uint32_t part, uint32_t) {
-      const uint32_t b = std::min(row_end, row_begin + part * step);
-      const uint32_t e = part + 1 == parts ? row_end : std::min(row_end, b + step);
-      if (b < e) kernels_->cq_matmul(m, cb, input.q, b, e, y, y_stride);
-    });
+  }
+  apply_here(input, m, row_begin, row_end, y, y_stride);
+}
+
+void Linear::apply_here(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
+                        float* y, size_t y_stride) {
+  if (input.in != m.in) fail("internal: matrix input width does not match the prepared activations");
+  if (numerics_ == Numerics::int8) {
+    kernels_->cq_matmul(m, w_->int8_codebook_of(m), input.q, row_begin, row_end, y, y_stride);
     return;
   }
   reserve_rows(m.in);
@@ -127,9 +174,32 @@ void Linear::apply_small(const LinearInput& input, std::initializer_list<LinearJ
   });
 }
 
+void Linear::apply_many(const LinearInput& input, std::initializer_list<LinearJob> jobs) {
+  uint32_t rows = 0;
+  for (const LinearJob& j : jobs) rows += j.row_end - j.row_begin;
+  const uint32_t parts = pool_ != nullptr && numerics_ == Numerics::int8 ? pool_->size() : 1;
+  const uint32_t step = (rows / parts + 15) / 16 * 16;
+  if (parts <= 1 || uint64_t(rows) * input.count < 128 * uint64_t(parts) || step >= rows) {
+    for (const LinearJob& j : jobs) apply(input, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
+    return;
+  }
+  pool_->run(parts, [&](uint32_t part, uint32_t) {
+    // Part covers [lo, hi) of the concatenated rows.
+    const uint32_t lo = std::min(rows, part * step), hi = part + 1 == parts ? rows : std::min(rows, lo + step);
+    uint32_t offset = 0;
+    for (const LinearJob& j : jobs) {
+      const uint32_t n = j.row_end - j.row_begin;
+      const uint32_t b = std::max(lo, offset), e = std::min(hi, offset + n);
+      if (b < e) apply_here(input, *j.m, j.row_begin + (b - offset), j.row_begin + (e - offset), j.y, j.y_stride);
+      offset += n;
+    }
+  });
+}
+
 size_t Linear::bytes() const {
   size_t b = dense_.capacity() * sizeof(float);
   for (const RowScratch& rs : rows_) b += rs.indices.capacity() + rs.group.capacity() * sizeof(float);
+  for (const kernels::QuantizedActivations& p : parts_) b += p.q.capacity() + p.scale.capacity() * sizeof(float);
   return b;
 }
 
