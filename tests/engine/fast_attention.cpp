@@ -183,6 +183,23 @@ TEST_CASE("quantize_int8: absmax/127 scale and lround's rounding, ties away from
   }
 }
 
+TEST_CASE("quantize_int8: non-finite values give in-range codes, never an undefined conversion") {
+  // A corrupt archive can make activations NaN or infinite; the codes must stay
+  // defined (UBSan in CI checks the float -> int conversion) and in range.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const std::vector<float>& x : {std::vector<float>{1.0f, nan, -2.0f, 3.0f}, std::vector<float>{inf, 1.0f, -inf},
+                                      std::vector<float>(40, nan)}) {
+    std::vector<int8_t> q(x.size(), 99);
+    const float scale = quantize_int8(x.data(), uint32_t(x.size()), q.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      // NaN, or anything over an infinite scale (x / inf is 0 or NaN), codes as 0;
+      // the finite values of a finite scale keep lround's code.
+      const bool zero = std::isnan(x[i]) || std::isinf(scale);
+      CHECK(int(q[i]) == (zero ? 0 : int(std::clamp<long>(std::lround(x[i] / scale), -128, 127))));
+    }
+  }
+}
+
 TEST_CASE("attend_group: a GQA group in one pass equals attend() per head, bit for bit; int8 near f32") {
   std::mt19937 rng(17);
   const uint32_t K = 2, G = 6, dq = 48, dv = 64, pinned = 3, ring = 150, total = 400;

@@ -25,7 +25,12 @@ CACT_VEC_CLONES float quantize_int8(const float* x, uint32_t n, int8_t* q) {
   const float absmax = *std::max_element(mx, mx + L);
   const float scale = absmax > 0.0f ? absmax / 127.0f : 1.0f;
   for (i = 0; i < n; ++i) {
-    const float r = x[i] / scale;
+    // Clamped before the conversion (which is undefined for NaN or out of
+    // range): a NaN (from a non-finite x) becomes 0, anything beyond ±128 the
+    // bound; finite vectors already satisfy |x / scale| <= ~127, so their
+    // codes are unchanged.
+    const float q0 = x[i] / scale;
+    const float r = std::min(128.0f, std::max(-128.0f, select_bits(q0 == q0, q0, 0.0f)));
     const int32_t t = int32_t(r);
     const float f = r - float(t);
     const int32_t v = t + (f >= 0.5f ? 1 : 0) - (f <= -0.5f ? 1 : 0);
