@@ -101,26 +101,7 @@ void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thre
 
 void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
                    float* y, size_t y_stride) {
-  if (numerics_ == Numerics::int8 && pool_ != nullptr) {
-    // Rows are independent: any split gives the same bits. Parts are multiples
-    // of 16 rows (the kernels' AVX-512 tile; two AVX2 tiles of 8) and not
-    // smaller than ~64 rows of one vector.
-    const uint32_t rows = row_end - row_begin;
-    const uint64_t work = uint64_t(rows) * input.count;
-    uint32_t parts = pool_->size();
-    if (work < 128) parts = 1;
-    parts = uint32_t(std::min<uint64_t>(parts, std::max<uint64_t>(1, work / 64)));
-    const uint32_t step = (rows / std::max(parts, 1u) + 15) / 16 * 16;
-    if (parts > 1 && step < rows) {
-      pool_->run(parts, [&](uint32_t part, uint32_t) {
-        const uint32_t b = std::min(row_end, row_begin + part * step);
-        const uint32_t e = part + 1 == parts ? row_end : std::min(row_end, b + step);
-        if (b < e) apply_here(input, m, b, e, y, y_stride);
-      });
-      return;
-    }
-  }
-  apply_here(input, m, row_begin, row_end, y, y_stride);
+  apply_many(input, {{&m, row_begin, row_end, y, y_stride}});
 }
 
 void Linear::apply_here(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
@@ -174,13 +155,16 @@ void Linear::apply_small(const LinearInput& input, std::initializer_list<LinearJ
   });
 }
 
+// Rows are independent: any split gives the same bits. Parts are multiples of
+// 16 rows (the kernels' AVX-512 tile; two AVX2 tiles of 8) and hold at least
+// ~128 row-vectors each.
 void Linear::apply_many(const LinearInput& input, std::initializer_list<LinearJob> jobs) {
   uint32_t rows = 0;
   for (const LinearJob& j : jobs) rows += j.row_end - j.row_begin;
   const uint32_t parts = pool_ != nullptr && numerics_ == Numerics::int8 ? pool_->size() : 1;
   const uint32_t step = (rows / parts + 15) / 16 * 16;
   if (parts <= 1 || uint64_t(rows) * input.count < 128 * uint64_t(parts) || step >= rows) {
-    for (const LinearJob& j : jobs) apply(input, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
+    for (const LinearJob& j : jobs) apply_here(input, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
     return;
   }
   pool_->run(parts, [&](uint32_t part, uint32_t) {

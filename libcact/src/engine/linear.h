@@ -83,7 +83,7 @@ class Linear {
   void apply_small(const LinearInput& input, std::initializer_list<LinearJob> jobs);
   // Several large products of one input (q/k/v/gate) as one pool job: their
   // rows, concatenated, split into one contiguous part per thread (16-row
-  // multiples); results as apply().
+  // multiples); results as apply(), which is this with one job.
   void apply_many(const LinearInput& input, std::initializer_list<LinearJob> jobs);
   // Dequantise one row exactly (embedding / engram table lookups, both
   // numerics), with the scratch of pool thread `thread`.
