@@ -86,7 +86,43 @@ std::vector<float> mlp_outputs(const Weights& w, bool untied, const std::vector<
   return out;
 }
 
+// out[i] = fused_madd(a[i], x[i], acc[i]), whole vectors of the width then lane by lane.
+struct Madd {
+  const float *a, *x, *acc;
+  float* out;
+  uint32_t n;
+};
+template <typename Acc, uint32_t Bytes>
+CACT_VEC_INLINE void madd_body(const Madd& m) {
+  constexpr uint32_t L = Bytes / sizeof(float);
+  using W = Lanes<float, L>;
+  uint32_t i = 0;
+  for (; i + L <= m.n; i += L) W::store(m.out + i, fused_madd(W::load(m.a + i), W::load(m.x + i), W::load(m.acc + i)));
+  for (; i < m.n; ++i) m.out[i] = fused_madd(m.a[i], m.x[i], m.acc[i]);
+}
+CACT_VEC_DISPATCH(madd, Madd)
+
 }  // namespace
+
+TEST_CASE("fused_madd rounds once, like std::fma, in every vector width") {
+  const uint32_t n = 1000;
+  std::mt19937 rng(5);
+  const std::vector<float> a = random_vector(rng, n), x = random_vector(rng, n), acc = random_vector(rng, n);
+  std::vector<float> want(n);
+  uint32_t unfused_differs = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    want[i] = std::fma(a[i], x[i], acc[i]);
+    volatile float product = a[i] * x[i];  // rounded on its own
+    unfused_differs += float(product + acc[i]) != want[i] ? 1u : 0u;
+  }
+  CHECK(unfused_differs > 10);  // the inputs tell a fused from an unfused multiply-add
+  for (VecIsa isa : widths()) {
+    CAPTURE(vec_isa_name(isa));
+    std::vector<float> got(n);
+    madd<float>(isa, {a.data(), x.data(), acc.data(), got.data(), n});
+    CHECK(same_bits(got, want));
+  }
+}
 
 TEST_CASE("hadamard MLP: a batch equals token by token, every width gives the same bits, float32 near double") {
   for (const Archive& a : archives()) {

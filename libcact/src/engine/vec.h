@@ -1,19 +1,23 @@
 #pragma once
 // Float building blocks of the per-token work, written so that every element
 // gets the same sequence of IEEE operations whatever the vector width:
-// vectorised across independent outputs, never across a sum, no FMA
+// vectorised across independent outputs, never across a sum, no implicit FMA
 // contraction (the engine is built with -ffp-contract=off), no reassociation.
-// So the scalar, SSE, AVX2, AVX-512 and NEON builds give the same bits.
+// A multiply-add is fused only where the code says so (fused_madd below), and
+// then in every width alike. So the scalar, SSE, AVX2, AVX-512 and NEON builds
+// give the same bits.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 // x86-64: a few hot routines are compiled once per vector width (explicit
 // target attributes, chosen at run time by vec_isa()); elsewhere one build.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CACT_VEC_X86 1
-#define CACT_TARGET_AVX2 __attribute__((target("avx2")))
-#define CACT_TARGET_AVX512 __attribute__((target("avx512f")))
+// FMA3 comes with every AVX2 and AVX-512 CPU but is its own flag (vec_isa() checks it).
+#define CACT_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define CACT_TARGET_AVX512 __attribute__((target("avx512f,fma")))
 #else
 #define CACT_VEC_X86 0
 #endif
@@ -75,6 +79,27 @@ struct Lanes<T, 1> {
   CACT_VEC_INLINE static void store(float* p, const V& v) { *p = float(v); }
   CACT_VEC_INLINE static V splat(T x) { return x; }
 };
+
+// acc + a·x with one rounding, lane by lane, the same bits in every width:
+// the FMA instructions of the AVX2 and AVX-512 builds and of NEON, and fmaf
+// (correctly rounded; a library call) in the x86-64 baseline, which has no FMA
+// instruction (so that build is slow where it fuses: it is only the fallback
+// for pre-2013 CPUs and the tests' width comparison). Double lanes (the
+// reference numerics: products of floats, exact in double) keep a separate
+// multiply and add.
+template <typename V>
+CACT_VEC_INLINE V fused_madd(const V& a, const V& x, const V& acc) {
+  if constexpr (std::is_same_v<V, float>) {
+    return __builtin_fmaf(a, x, acc);
+  } else if constexpr (std::is_same_v<V, double> || std::is_same_v<decltype(a[0] + 0.0f), double>) {
+    return acc + a * x;
+  } else {
+    // Lane by lane: GCC turns this into the vector FMA of the build's target.
+    V r;
+    for (size_t i = 0; i < sizeof(V) / sizeof(float); ++i) r[i] = __builtin_fmaf(a[i], x[i], acc[i]);
+    return r;
+  }
+}
 
 // Width-specific builds of `template <typename Acc, uint32_t Bytes> void
 // name##_body(const Args&)` (always-inline): defines
