@@ -1,7 +1,4 @@
 // The generation loop of cact-run: prompt ids, prefill, sample, stream.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 
@@ -9,14 +6,6 @@
 #include "run.h"
 
 namespace cact::run {
-
-namespace {
-#ifdef MADV_POPULATE_READ
-constexpr int kPopulateRead = MADV_POPULATE_READ;
-#else
-constexpr int kPopulateRead = 22;  // Linux 5.14; older kernels refuse it with EINVAL
-#endif
-}  // namespace
 
 const char* stop_name(Stop s) {
   switch (s) {
@@ -38,28 +27,6 @@ std::vector<int32_t> prompt_ids(const Options& o, const Tokenizer& tok) {
 uint32_t session_context(const Options& o, size_t prompt_tokens, uint32_t max_seq_len) {
   if (o.context != 0) return o.context;
   return uint32_t(std::min<uint64_t>(max_seq_len, uint64_t(prompt_tokens) + o.max_tokens));
-}
-
-void prefault_weights(const Model& model) {
-  const Canon& c = model.canon();
-  std::vector<bool> sparse(model.records().size(), false);
-  for (uint32_t s = 0; s < model.header().num_engram_sites; ++s) sparse[c.site(s, SiteSlot::tables)] = true;
-  const uint8_t* base = model.bytes().data();
-  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  // Runs of consecutive dense blobs, one madvise each.
-  size_t i = 0;
-  while (i < sparse.size()) {
-    if (sparse[i]) {
-      ++i;
-      continue;
-    }
-    const uint64_t begin = model.record(i).offset;
-    uint64_t end = begin;
-    for (; i < sparse.size() && !sparse[i]; ++i) end = model.record(i).offset + model.record(i).nbytes;
-    const uintptr_t from = uintptr_t(base + begin) & ~(page - 1);
-    const uintptr_t to = uintptr_t(base + end);
-    if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, kPopulateRead);
-  }
 }
 
 Result generate(Session& session, const Tokenizer& tok, const Options& o, std::vector<int32_t> ids,

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     // One madvise maps the ~17 MB the first prefill reads (needle3: 0.4 ms) instead of ~200
     // fault-around faults during it (~1.3 ms); measured on the main thread, where it does not
     // contend with the Engine's page faults as it did on the helper.
-    cact::run::prefault_weights(model);
+    model.prefault_dense();
     if (o.chat) {
       const std::string tools = o.tools_file.empty() ? std::string() : read_tools(o.tools_file);
       o.prompt = cact::render_chat_prompt(o.system, tools, o.prompt);

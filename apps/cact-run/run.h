@@ -55,13 +55,6 @@ std::vector<int32_t> prompt_ids(const Options& o, const Tokenizer& tok);
 // positions that are never fed.
 uint32_t session_context(const Options& o, size_t prompt_tokens, uint32_t max_seq_len);
 
-// Ask the kernel to map now (MADV_POPULATE_READ) the pages of every blob a
-// forward pass reads in full, i.e. all but the engram tables (a few rows per
-// token): the first prefill then takes no page faults on them. Pages the
-// first token touches anyway, so RSS does not grow; advisory (ignored where
-// the kernel lacks it). cact-run calls it on its second thread.
-void prefault_weights(const Model& model);
-
 // Prefill, then sample until eos / <|im_end|> / max_tokens / the context;
 // `emit` receives the text as it completes (UTF-8 safe).
 Result generate(Session& session, const Tokenizer& tok, const Options& o, std::vector<int32_t> ids,

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -122,4 +123,20 @@ TEST_CASE("half precision conversion rounds to nearest even and keeps specials")
   CHECK(cact::float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);  // tie to even
   for (uint32_t h = 0; h < 0x7C00; ++h) CHECK(cact::float_to_half(cact::half_to_float(uint16_t(h))) == h);
   CHECK(std::isnan(cact::half_to_float(0x7E00)));
+}
+
+TEST_CASE("halves_to_floats equals half_to_float bit for bit on all 65536 inputs, at any alignment") {
+  std::vector<uint8_t> bytes(2 * 65536 + 1);
+  for (uint32_t h = 0; h < 65536; ++h) {  // from offset 1: an odd address
+    bytes[1 + 2 * h] = uint8_t(h & 0xFF);
+    bytes[2 + 2 * h] = uint8_t(h >> 8);
+  }
+  std::vector<float> got(65536);
+  cact::halves_to_floats(bytes.data() + 1, got.size(), got.data());
+  uint32_t mismatches = 0;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float want = cact::half_to_float(uint16_t(h));
+    mismatches += std::memcmp(&want, &got[h], 4) != 0 ? 1u : 0u;
+  }
+  CHECK(mismatches == 0);
 }

@@ -1,5 +1,6 @@
 #include "cact/half.h"
 
+#include <bit>
 #include <cstring>
 
 namespace cact {
@@ -60,6 +61,21 @@ float load_half(const uint8_t* bytes, size_t i) {
   uint16_t h;
   std::memcpy(&h, bytes + 2 * i, 2);
   return half_to_float(h);
+}
+
+void halves_to_floats(const uint8_t* bytes, size_t n, float* out) {
+  constexpr uint32_t kShiftedExp = 0x7C00u << 13;  // half exponent field, moved to float position
+  const float magic = std::bit_cast<float>(uint32_t(113) << 23);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t h = uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8;
+    uint32_t o = (h & 0x7FFFu) << 13;
+    const uint32_t exp = o & kShiftedExp;
+    o += uint32_t(127 - 15) << 23;                  // rebias the exponent
+    if (exp == kShiftedExp) o += uint32_t(128 - 16) << 23;  // inf / NaN: exponent 255, payload kept
+    float f = std::bit_cast<float>(o);
+    if (exp == 0) f = std::bit_cast<float>(o + (uint32_t(1) << 23)) - magic;  // zero / subnormal, exact
+    out[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(f) | (h & 0x8000u) << 16);
+  }
 }
 
 }  // namespace cact

@@ -51,18 +51,9 @@ Geometry geometry_of(const Header& h) {
   return g;
 }
 
-// Every value of a small tensor as floats: FP16 converted in bulk, anything else by Model::values.
-std::vector<float> small_values(const Model& model, size_t index) {
-  const Record& r = model.record(index);
-  if (r.dtype != Dtype::FP16) return model.values(index);
-  std::vector<float> out(r.elements());
-  halves_to_floats(model.blob(index).data(), out.size(), out.data());
-  return out;
-}
-
 // A permutation stored as floats: every entry an exact integer, each of 0..N-1 once.
 std::vector<uint32_t> permutation(const Model& model, size_t index, uint32_t N) {
-  const std::vector<float> v = small_values(model, index);
+  const std::vector<float> v = model.values(index);
   std::vector<uint32_t> p(v.size());
   std::vector<bool> seen(N, false);
   if (v.size() != N) fail(model.label(index) + ": expected " + std::to_string(N) + " entries");
@@ -79,21 +70,6 @@ std::vector<uint32_t> permutation(const Model& model, size_t index, uint32_t N) 
 }
 
 }  // namespace
-
-void halves_to_floats(const uint8_t* bytes, size_t n, float* out) {
-  constexpr uint32_t kShiftedExp = 0x7C00u << 13;  // half exponent field, moved to float position
-  const float magic = std::bit_cast<float>(uint32_t(113) << 23);
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t h = uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8;
-    uint32_t o = (h & 0x7FFFu) << 13;
-    const uint32_t exp = o & kShiftedExp;
-    o += uint32_t(127 - 15) << 23;                  // rebias the exponent
-    if (exp == kShiftedExp) o += uint32_t(128 - 16) << 23;  // inf / NaN: exponent 255, payload kept
-    float f = std::bit_cast<float>(o);
-    if (exp == 0) f = std::bit_cast<float>(o + (uint32_t(1) << 23)) - magic;  // zero / subnormal, exact
-    out[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(f) | (h & 0x8000u) << 16);
-  }
-}
 
 const HeadWeights* Weights::head(HeadKind kind) const {
   for (const HeadWeights& h : heads) {
@@ -130,7 +106,7 @@ Weights load_weights(const Model& model) {
   for (uint32_t l = 0; l < g.L; ++l) {
     LayerWeights& lw = w.layers[l];
     auto cq = [&](LayerSlot s) { return model.matrix(c.layer(l, s)); };
-    auto fp = [&](LayerSlot s) { return small_values(model, c.layer(l, s)); };
+    auto fp = [&](LayerSlot s) { return model.values(c.layer(l, s)); };
     lw.q_proj = cq(LayerSlot::q_proj);
     lw.k_proj = cq(LayerSlot::k_proj);
     lw.v_proj = cq(LayerSlot::v_proj);
@@ -164,12 +140,12 @@ Weights load_weights(const Model& model) {
     lw.global = h.is_global(l);
     lw.site = h.site_of_layer(l);
   }
-  w.a_pre = small_values(model, c.shared(SharedSlot::mhc_a_pre));
-  w.a_post = small_values(model, c.shared(SharedSlot::mhc_a_post));
-  w.a_res = small_values(model, c.shared(SharedSlot::mhc_a_res));
-  w.b_pre = small_values(model, c.shared(SharedSlot::mhc_b_pre));
-  w.b_post = small_values(model, c.shared(SharedSlot::mhc_b_post));
-  w.b_res = small_values(model, c.shared(SharedSlot::mhc_b_res));
+  w.a_pre = model.values(c.shared(SharedSlot::mhc_a_pre));
+  w.a_post = model.values(c.shared(SharedSlot::mhc_a_post));
+  w.a_res = model.values(c.shared(SharedSlot::mhc_a_res));
+  w.b_pre = model.values(c.shared(SharedSlot::mhc_b_pre));
+  w.b_post = model.values(c.shared(SharedSlot::mhc_b_post));
+  w.b_res = model.values(c.shared(SharedSlot::mhc_b_res));
   w.phi_pre = model.matrix(c.shared(SharedSlot::mhc_phi_pre));
   w.phi_post = model.matrix(c.shared(SharedSlot::mhc_phi_post));
   w.phi_res = model.matrix(c.shared(SharedSlot::mhc_phi_res));
@@ -182,10 +158,10 @@ Weights load_weights(const Model& model) {
     sw.tables = model.matrix(c.site(s, SiteSlot::tables));
     sw.key_proj = model.matrix(c.site(s, SiteSlot::key_proj));
     sw.value_proj = model.matrix(c.site(s, SiteSlot::value_proj));
-    sw.taps = small_values(model, c.site(s, SiteSlot::taps));
+    sw.taps = model.values(c.site(s, SiteSlot::taps));
     sw.layer = h.engram_sites[s];
   }
-  w.final_norm = small_values(model, c.final_norm());
+  w.final_norm = model.values(c.final_norm());
 
   for (const HeadLayout& hl : c.heads()) {
     HeadWeights hw;
@@ -196,10 +172,10 @@ Weights load_weights(const Model& model) {
     hw.probes = model.matrix(hl.at(HeadSlot::probes));
     hw.query = model.matrix(hl.at(HeadSlot::query));
     hw.proj = model.matrix(hl.at(HeadSlot::proj));
-    hw.gain = small_values(model, hl.at(HeadSlot::gain));
-    hw.row_bias = small_values(model, hl.at(HeadSlot::row_bias));
-    hw.bias = small_values(model, hl.at(HeadSlot::bias));
-    if (hl.kind == HeadKind::router) hw.calibration = small_values(model, hl.at(HeadSlot::calibration));
+    hw.gain = model.values(hl.at(HeadSlot::gain));
+    hw.row_bias = model.values(hl.at(HeadSlot::row_bias));
+    hw.bias = model.values(hl.at(HeadSlot::bias));
+    if (hl.kind == HeadKind::router) hw.calibration = model.values(hl.at(HeadSlot::calibration));
     w.heads.push_back(std::move(hw));
   }
 

@@ -73,12 +73,6 @@ struct Weights {
   const HeadWeights* head(HeadKind kind) const;
 };
 
-// FP16 -> float of n halves at `bytes` (little-endian, any alignment): exactly
-// half_to_float of each (zeros, subnormals, infinities and NaN payloads
-// included), in one inline loop, so the ~300 k values of the small tensors convert
-// without a call per value (load_half).
-void halves_to_floats(const uint8_t* bytes, size_t n, float* out);
-
 // Views and converts everything; throws cact::Error naming the record for
 // anything the forward pass cannot use (e.g. a permutation that is not one).
 Weights load_weights(const Model& model);

@@ -67,7 +67,7 @@ std::vector<float> Model::values(size_t i) const {
   switch (r.dtype) {
     case Dtype::FP16:
       out.resize(r.elements());
-      for (size_t k = 0; k < out.size(); ++k) out[k] = load_half(b.data(), k);
+      halves_to_floats(b.data(), out.size(), out.data());
       break;
     case Dtype::FP32:
       out.resize(r.elements());
