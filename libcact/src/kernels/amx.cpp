@@ -161,30 +161,50 @@ const ActPermute& permute_for(uint32_t index_bits) {
   return perms[index_bits - 1];
 }
 
+// x[n] (16 dwords each) -> x[k] holding dword k of every old x[n] (lane n).
+inline void transpose16x16(__m512i x[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {  // per 128-bit lane: x_i[0], x_i+1[0], x_i[1], x_i+1[1] / [2], [3]
+    t[i] = _mm512_unpacklo_epi32(x[i], x[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(x[i], x[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // x[i + j], 128-bit lane L: dword 4L + j of x_i .. x_i+3
+    x[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    x[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    x[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    x[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int j = 0; j < 4; ++j) {  // 4x4 transpose of 128-bit lanes: out[4L + j] lane a = x[4a + j] lane L
+    const __m512i u0 = _mm512_shuffle_i32x4(x[j], x[4 + j], 0x44), u1 = _mm512_shuffle_i32x4(x[j], x[4 + j], 0xEE);
+    const __m512i u2 = _mm512_shuffle_i32x4(x[8 + j], x[12 + j], 0x44);
+    const __m512i u3 = _mm512_shuffle_i32x4(x[8 + j], x[12 + j], 0xEE);
+    t[j] = _mm512_shuffle_i32x4(u0, u2, 0x88);
+    t[4 + j] = _mm512_shuffle_i32x4(u0, u2, 0xDD);
+    t[8 + j] = _mm512_shuffle_i32x4(u1, u3, 0x88);
+    t[12 + j] = _mm512_shuffle_i32x4(u1, u3, 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) x[i] = t[i];
+}
+
 // Activations of all vectors in the B-tile layout, [vector block][group]
 // blocks of kActBlock bytes; vectors past `count` are zero.
 void prepare_activations_amx(const QuantizedActivations& a, const ActPermute& pm, uint32_t groups, int8_t* out) {
   const uint32_t blocks = (a.count + kVecs - 1) / kVecs;
-  alignas(64) int8_t tmp[kVecs][kG];
-  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32(int(kG)));
   for (uint32_t vb = 0; vb < blocks; ++vb) {
     for (uint32_t g = 0; g < groups; ++g) {
-      for (uint32_t n = 0; n < kVecs; ++n) {
-        const uint32_t v = vb * kVecs + n;
-        __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-        if (v < a.count) {
-          const int8_t* src = activation_q(a) + size_t(v) * a.in_pad + size_t(g) * kG;
-          const __m512i s0 = _mm512_loadu_si512(src), s1 = _mm512_loadu_si512(src + 64);
-          lo = _mm512_permutex2var_epi8(s0, pm.idx[0], s1);
-          hi = _mm512_permutex2var_epi8(s0, pm.idx[1], s1);
-        }
-        _mm512_store_si512(tmp[n], lo);
-        _mm512_store_si512(tmp[n] + 64, hi);
-      }
       int8_t* dst = out + (size_t(vb) * groups + g) * kActBlock;
-      for (uint32_t k = 0; k < 32; ++k) {  // tile h = k / 16, row k % 16: dword k of every vector
-        _mm512_store_si512(dst + 64 * k, _mm512_i32gather_epi32(rows, &tmp[0][4 * k], 1));
+      for (int h = 0; h < 2; ++h) {  // columns [64h, 64h + 64) of the decoded order: B tile h
+        __m512i x[kVecs];
+        for (uint32_t n = 0; n < kVecs; ++n) {
+          const uint32_t v = vb * kVecs + n;
+          x[n] = _mm512_setzero_si512();
+          if (v < a.count) {
+            const int8_t* src = activation_q(a) + size_t(v) * a.in_pad + size_t(g) * kG;
+            x[n] = _mm512_permutex2var_epi8(_mm512_loadu_si512(src), pm.idx[h], _mm512_loadu_si512(src + 64));
+          }
+        }
+        transpose16x16(x);  // row k: dword k (activations 4k..4k+3) of every vector
+        for (int k = 0; k < 16; ++k) _mm512_store_si512(dst + h * (kActBlock / 2) + 64 * k, x[k]);
       }
     }
   }
