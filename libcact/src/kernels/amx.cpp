@@ -17,7 +17,7 @@
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && \
     defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && \
-    defined(__AMX_TILE__) && defined(__AMX_INT8__)
+    (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_INT8__) || defined(__AMXINT8__))  // GCC || clang
 namespace cact::kernels {
 namespace {
 namespace amx {
