@@ -5,7 +5,7 @@
 // simd_select.cpp only after the CPUID/XCR0 check and a granted
 // ARCH_REQ_XCOMP_PERM for the tile data (CACT_AMX=0 keeps it out). Fewer
 // vectors (decode) and shapes the SIMD code does not take run the avx512-vnni
-// code unchanged. Design and exactness: docs/KERNELS.md "AMX".
+// code unchanged. Design and exactness: docs/KERNELS.md "AMX-INT8 tiles".
 //
 // Same rules as avx2_impl.h (internal linkage only, no std:: templates); the
 // pragmas are those of avx512_vnni.cpp (GCC bug 105593).
@@ -294,26 +294,11 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   code_table(cb, w.bits, table);
   const RowTables t = row_tables(iw, table);
 
-  memory_barrier();
+  memory_barrier();  // the prepared activations are read by tile loads
   _tile_loadconfig(&kTileConfig);
-  switch (iw) {
-    case 1:
-      matmul_rows<Row1>(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf,
-                        cbuf);
-      break;
-    case 2:
-      matmul_rows<Row2>(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf,
-                        cbuf);
-      break;
-    case 3:
-      matmul_rows<Row3>(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf,
-                        cbuf);
-      break;
-    default:
-      matmul_rows<Row4>(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf,
-                        cbuf);
-      break;
-  }
+  auto* const rows_of_width = iw == 1 ? matmul_rows<Row1> : iw == 2 ? matmul_rows<Row2>
+                             : iw == 3 ? matmul_rows<Row3> : matmul_rows<Row4>;
+  rows_of_width(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf, cbuf);
   _tile_release();
 }
 
