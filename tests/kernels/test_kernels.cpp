@@ -456,8 +456,8 @@ TEST_CASE("cq_matmul: every tile shape, rows and vectors not multiples of the ti
   }
 }
 
-TEST_CASE("cq_matmul: the AMX-INT8 tiles (16 or more vectors) equal scalar bit for bit") {
-  // avx512-amx runs products of >= 16 vectors on the tile unit: 16-row weight
+TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit for bit") {
+  // avx512-amx runs products of >= 6 vectors on the tile unit: 16-row weight
   // blocks (leftover rows zero-padded), 16-vector blocks (leftover vectors
   // zero-padded), signed x signed dots (TDPBSSD, any int8 on both sides).
   const KernelTable* amx = nullptr;
@@ -473,8 +473,8 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (16 or more vectors) equal scalar bit f
   const KernelTable& scalar = cact::kernels::scalar_kernels();
   for (uint32_t bits : kWidths) {
     for (int iter = 0; iter < 16; ++iter) {
-      const uint32_t counts[] = {16, 17, 31, 32, 64, 16 + uint32_t(rng() % 50)};
-      const uint32_t count = counts[iter % 6];
+      const uint32_t counts[] = {16, 17, 31, 32, 64, 6 + uint32_t(rng() % 60), 5, 6, 7, 15};
+      const uint32_t count = counts[iter % 10];
       const uint32_t out = 1 + uint32_t(rng() % 70);
       const uint32_t in = iter % 4 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 5)) : 1 + uint32_t(rng() % 700);
       auto rm = random_matrix(rng, out, in, bits);

@@ -1,5 +1,5 @@
 // The AMX-INT8 table ("avx512-amx"): the avx512-vnni table with the
-// multi-vector CQ product (prefill: 16 or more activation vectors against one
+// multi-vector CQ product (prefill: 6 or more activation vectors against one
 // weight matrix) on the AMX tile unit (Sapphire Rapids and later). Built with
 // -mavx2 -mf16c -mavx512{f,bw,vl,vnni,vbmi} -mamx-tile -mamx-int8; chosen by
 // simd_select.cpp only after the CPUID/XCR0 check and a granted
@@ -26,7 +26,10 @@ using x86::Dot;
 constexpr uint32_t kG = codec::kGroup;
 constexpr uint32_t kRows = 16;        // matrix rows per weight tile (M)
 constexpr uint32_t kVecs = 16;        // activation vectors per result tile (N)
-constexpr uint32_t kMinVectors = 16;  // fewer vectors: the avx512-vnni tiles
+// Fewer vectors run the avx512-vnni tiles: a call costs about what 16 vectors
+// cost (zero-padded), which the avx512-vnni tiles beat up to ~5 vectors
+// ([768, 768] CQ2: 4 vectors 20 against 17 us, 6 vectors 21 against 28 us).
+constexpr uint32_t kMinVectors = 6;
 // One (vector block, group) of activations in the B-tile (VNNI) layout: two
 // tiles (columns [0, 64) and [64, 128) of the group), each 16 rows of 64 bytes:
 // row k, bytes 4n..4n+3 = vector n's activations 4k..4k+3 of that half.
