@@ -223,15 +223,23 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
   const size_t rb = w.row_bytes;
   for (uint32_t r0 = row_begin; r0 < row_end; r0 += kRows) {
     const uint32_t nrows = row_end - r0 < kRows ? row_end - r0 : kRows;
-    if (nrows < kRows) std::memset(wbuf, 0, kRows * kG);  // rows past the range: zero weights
+    if (nrows < kRows) std::memset(wbuf, 0, 2 * kRows * kG);  // rows past the range: zero weights (both buffers)
     std::memset(acc, 0, kRows * acc_stride * sizeof(float));
     const uint8_t* packed = w.packed + size_t(r0) * rb;
     const float* row_norms = norms + size_t(r0 - row_begin) * groups;
+    for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb, t, wbuf + m * kG);
     for (uint32_t g = 0; g < groups; ++g) {
-      for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb + size_t(g) * D::kBytes, t, wbuf + m * kG);
+      int8_t* cur = wbuf + (g % 2) * kRows * kG;
       memory_barrier();
-      _tile_loadd(2, wbuf, kG);
-      _tile_loadd(3, wbuf + 64, kG);
+      _tile_loadd(2, cur, kG);
+      _tile_loadd(3, cur + 64, kG);
+      // Decode the next group into the other buffer now, after this group's
+      // tile loads: tile loads wait for older stores to drain, so the stores
+      // get this group's dots to do that (+6-8 % for 32 vectors).
+      if (g + 1 < groups) {
+        int8_t* nxt = wbuf + ((g + 1) % 2) * kRows * kG;
+        for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb + size_t(g + 1) * D::kBytes, t, nxt + m * kG);
+      }
       const float* sg = scales + g * scale_stride;
       for (uint32_t vb = 0; vb < blocks; ++vb) {
         const int8_t* b = act + (size_t(vb) * groups + g) * kActBlock;
@@ -282,13 +290,13 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   const size_t scale_bytes = round_up64(size_t(groups) * stride * sizeof(float));
   const size_t acc_bytes = round_up64(size_t(kRows) * blocks * kVecs * sizeof(float));
   auto* base = static_cast<uint8_t*>(
-      tls_amx_scratch.get(act_bytes + norm_bytes + scale_bytes + acc_bytes + kRows * kG + kRows * kVecs * 4));
+      tls_amx_scratch.get(act_bytes + norm_bytes + scale_bytes + acc_bytes + 2 * kRows * kG + kRows * kVecs * 4));
   auto* act = reinterpret_cast<int8_t*>(base);
   auto* norms = reinterpret_cast<float*>(base + act_bytes);
   auto* scales = reinterpret_cast<float*>(base + act_bytes + norm_bytes);
   auto* acc = reinterpret_cast<float*>(base + act_bytes + norm_bytes + scale_bytes);
   auto* wbuf = reinterpret_cast<int8_t*>(base + act_bytes + norm_bytes + scale_bytes + acc_bytes);
-  auto* cbuf = reinterpret_cast<int32_t*>(base + act_bytes + norm_bytes + scale_bytes + acc_bytes + kRows * kG);
+  auto* cbuf = reinterpret_cast<int32_t*>(base + act_bytes + norm_bytes + scale_bytes + acc_bytes + 2 * kRows * kG);
 
   prepare_activations_amx(a, permute_for(iw), groups, act);
   x86::convert_norms(w.norms + 2 * size_t(row_begin) * groups, size_t(rows) * groups, norms);
