@@ -8,12 +8,13 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
-#if defined(__x86_64__) && defined(CACT_HAVE_AMX) && defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-
+#if defined(__x86_64__) && defined(CACT_HAVE_AMX)
 #include <cstdlib>
 #include <cstring>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
