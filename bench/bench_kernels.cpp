@@ -8,6 +8,9 @@
 // table from the same run.
 //
 //   bench_kernels [--min-time SECONDS]   (default 0.25 per measurement)
+//   bench_kernels --prefill [--min-time S]  prefill products only ([768, 768],
+//     [2304, 768], [768, 3072], CQ2 and CQ4, 16 / 32 / 64 vectors), every SIMD
+//     table (no scalar: too slow), "x vnni" = speed-up over avx512-vnni.
 #include <algorithm>
 #include <ctime>
 #include <functional>
@@ -100,16 +103,64 @@ Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) 
   return mx;
 }
 
+// Multi-vector products of a prefill chunk on the SIMD tables (AMX among them).
+void bench_prefill(std::mt19937& rng) {
+  auto tables = cact::kernels::available_kernels();
+  tables.erase(tables.begin());  // scalar
+  size_t ref = 0;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (std::strcmp(tables[i]->name, "avx512-vnni") == 0) ref = i;
+  }
+  std::printf("%-18s %-7s %-13s %10s %9s %9s\n", "matrix", "vectors", "table", "us/call", "GMAC/s", "x vnni");
+  const uint32_t shapes[][2] = {{768, 768}, {2304, 768}, {768, 3072}};
+  for (uint32_t bits : {2u, 4u}) {
+    for (const auto& shape : shapes) {
+      const Matrix mx = make_matrix(shape[0], shape[1], bits, rng);
+      for (uint32_t count : {16u, 32u, 64u}) {
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        std::vector<float> x(size_t(mx.in) * count);
+        for (auto& v : x) v = nd(rng);
+        std::vector<float> y(size_t(mx.out) * count);
+        std::vector<QuantizedActivations> acts(tables.size());
+        std::vector<std::function<void()>> fns;
+        for (size_t i = 0; i < tables.size(); ++i) {
+          tables[i]->quantize_activations(x.data(), mx.in, count, acts[i]);
+          fns.emplace_back([&, i] {
+            tables[i]->cq_matmul(mx.m, mx.cb, acts[i], 0, mx.out, y.data(), mx.out);
+            g_sink = g_sink + y[0];
+          });
+        }
+        const auto secs = seconds_per_call(fns);
+        for (size_t i = 0; i < tables.size(); ++i) {
+          const double macs = double(mx.out) * mx.m.in_pad * count;
+          std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name,
+                      secs[i] * 1e6, macs / secs[i] / 1e9, secs[ref] / secs[i]);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool prefill = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) {
       g_min_time = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--prefill") == 0) {
+      prefill = true;
     } else {
-      std::fprintf(stderr, "usage: bench_kernels [--min-time SECONDS]\n");
+      std::fprintf(stderr, "usage: bench_kernels [--prefill] [--min-time SECONDS]\n");
       return 2;
     }
+  }
+  if (prefill) {
+    std::mt19937 rng(42);
+    std::printf("CPU: %s (one thread, thread CPU time, best of 5 interleaved rounds, min time %.2f s)\n\n",
+                cpu_name().c_str(), g_min_time);
+    bench_prefill(rng);
+    return 0;
   }
   const auto tables = cact::kernels::available_kernels();
   std::printf("CPU: %s\ntables:", cpu_name().c_str());

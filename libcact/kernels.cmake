@@ -29,6 +29,14 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
       set_source_files_properties(src/kernels/avx512_vnni.cpp PROPERTIES COMPILE_OPTIONS
                                   "-mavx2;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni")
       list(APPEND _cact_kernel_defs CACT_HAVE_AVX512VNNI)
+      # avx512-amx: the avx512-vnni table with its multi-vector product on AMX-INT8 tiles.
+      check_cxx_compiler_flag("-mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi -mamx-tile -mamx-int8"
+                              CACT_CXX_HAS_AMX)
+      if(CACT_CXX_HAS_AMX)
+        set_source_files_properties(src/kernels/amx.cpp PROPERTIES COMPILE_OPTIONS
+                                    "-mavx2;-mf16c;-mavx512f;-mavx512bw;-mavx512vl;-mavx512vnni;-mavx512vbmi;-mamx-tile;-mamx-int8")
+        list(APPEND _cact_kernel_defs CACT_HAVE_AMX)
+      endif()
     endif()
   endif()
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")

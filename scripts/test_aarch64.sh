@@ -59,6 +59,7 @@ if command -v g++ >/dev/null && [[ $(uname -m) == x86_64 ]]; then
   audit g++ -mavx2 -mf16c "$k/avx2.cpp"
   audit g++ -mavx2 -mf16c -mavxvnni "$k/avx_vnni.cpp"
   audit g++ -mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni "$k/avx512_vnni.cpp"
+  audit g++ -mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi -mamx-tile -mamx-int8 "$k/amx.cpp"
 fi
 
 status=0

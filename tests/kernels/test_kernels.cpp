@@ -456,6 +456,75 @@ TEST_CASE("cq_matmul: every tile shape, rows and vectors not multiples of the ti
   }
 }
 
+TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit for bit") {
+  // avx512-amx runs products of >= 6 vectors on the tile unit: 16-row weight
+  // blocks (leftover rows zero-padded), 16-vector blocks (leftover vectors
+  // zero-padded), signed x signed dots (TDPBSSD, any int8 on both sides).
+  const KernelTable* amx = nullptr;
+  for (const KernelTable* t : cact::kernels::available_kernels()) {
+    if (std::string(t->name) == "avx512-amx") amx = t;
+  }
+  if (amx == nullptr) {
+    MESSAGE("skipped: no avx512-amx table on this CPU/OS (needs AMX-INT8, AVX512-VBMI, tile data granted; "
+            "CACT_AMX=0 turns it off)");
+    return;
+  }
+  std::mt19937 rng(6464);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (uint32_t bits : kWidths) {
+    for (int iter = 0; iter < 16; ++iter) {
+      const uint32_t counts[] = {16, 17, 31, 32, 64, 6 + uint32_t(rng() % 60), 5, 6, 7, 15};
+      const uint32_t count = counts[iter % 10];
+      const uint32_t out = 1 + uint32_t(rng() % 70);
+      const uint32_t in = iter % 4 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 5)) : 1 + uint32_t(rng() % 700);
+      auto rm = random_matrix(rng, out, in, bits);
+      Int8Codebook cb = random_codebook(rng, bits);
+      if (iter % 5 == 1) cb.q[rng() % 4] = -128;
+      QuantizedActivations a;
+      if (iter % 3 == 2) {
+        a = raw_activations(rng, in, count);  // -128..127, scales 1
+      } else {
+        const auto x = random_activations(rng, in, count);
+        scalar.quantize_activations(x.data(), in, count, a);
+      }
+      const uint32_t rb = iter % 2 == 0 ? 0 : uint32_t(rng() % out);
+      const uint32_t re = rb + 1 + uint32_t(rng() % (out - rb));
+      const size_t stride = out + rng() % 3;
+      const auto want = run_matmul(scalar, rm.m, cb, a, rb, re, stride);
+      const long d = first_difference(run_matmul(*amx, rm.m, cb, a, rb, re, stride), want);
+      INFO("bits " << bits << " out " << out << " in " << in << " count " << count << " rows [" << rb << ", " << re
+                   << ") stride " << stride << " first diff " << d);
+      CHECK(d == -1);
+    }
+  }
+  // Extremes against an integer reference: every product +-127*127 or 128*128,
+  // 3 groups (|dot| <= 3 * 128^3 < 2^24 converts exactly).
+  const uint32_t in = 3 * codec::kGroup, out = 19, count = 33;
+  for (uint32_t bits : {1u, 2u, 4u}) {
+    auto rm = random_matrix(rng, out, in, bits);
+    const uint16_t one = cact::float_to_half(1.0f);
+    const size_t norms_at = size_t(rm.m.norms - rm.blob.data());
+    for (uint32_t i = 0; i < out * 3; ++i) std::memcpy(rm.blob.data() + norms_at + 2 * i, &one, 2);
+    for (int8_t e : {int8_t(-128), int8_t(127), int8_t(-127)}) {
+      for (int8_t q : {int8_t(-128), int8_t(127)}) {
+        Int8Codebook cb;
+        for (auto& v : cb.q) v = e;
+        cb.scale = 1.0f;
+        cb.bits = bits;
+        QuantizedActivations a;
+        a.in = a.in_pad = in;
+        a.count = count;
+        a.q.assign(size_t(in) * count, q);
+        a.scale.assign(size_t(a.groups()) * count, 1.0f);
+        const auto got = run_matmul(*amx, rm.m, cb, a, 0, out, out);
+        INFO("bits " << bits << " entry " << int(e) << " activation " << int(q));
+        CHECK(got[0] == float(int32_t(in) * e * q));
+        CHECK(first_difference(got, run_matmul(scalar, rm.m, cb, a, 0, out, out)) == -1);
+      }
+    }
+  }
+}
+
 TEST_CASE("int8_dots: every table equals scalar, full int8 range") {
   std::mt19937 rng(31);
   const KernelTable& scalar = cact::kernels::scalar_kernels();

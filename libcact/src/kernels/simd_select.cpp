@@ -8,6 +8,14 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#if defined(__x86_64__) && defined(CACT_HAVE_AMX)
+#include <cstdlib>
+#include <cstring>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -23,6 +31,9 @@ extern const KernelTable kAvx512VnniKernels;
 #endif
 #if defined(__x86_64__) && defined(CACT_HAVE_AVXVNNI)
 extern const KernelTable kAvxVnniKernels;
+#endif
+#if defined(__x86_64__) && defined(CACT_HAVE_AMX)
+extern const KernelTable kAvx512AmxKernels;
 #endif
 
 #if defined(__aarch64__) && defined(CACT_HAVE_NEON)
@@ -52,6 +63,33 @@ bool cpuid_bit(unsigned leaf, unsigned subleaf, int reg, unsigned bit) {
   __cpuid_count(leaf, subleaf, r[0], r[1], r[2], r[3]);
   return ((r[reg] >> bit) & 1u) != 0;
 }
+
+#if defined(CACT_HAVE_AMX)
+// AMX-INT8 for the avx512-amx table: AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits
+// 24, 25) and AVX512-VBMI (ECX bit 1), the OS managing the tile state (XCR0
+// bits 17, 18 after OSXSAVE), and the tile data granted to this process by
+// Linux (ARCH_REQ_XCOMP_PERM, once; the grant covers every thread). Any
+// failure (an emulator such as valgrind reports no AMX) keeps the table out.
+// CACT_AMX=0 in the environment does too, without asking.
+bool amx_usable() {
+  static const bool usable = [] {
+    const char* env = std::getenv("CACT_AMX");
+    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+    if (!cpuid_bit(7, 0, 3, 24) || !cpuid_bit(7, 0, 3, 25) || !cpuid_bit(7, 0, 2, 1)) return false;
+    if (!cpuid_bit(1, 0, 2, 27)) return false;  // OSXSAVE: xgetbv is available
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u));
+    if (((lo >> 17) & 3u) != 3u) return false;  // XTILECFG, XTILEDATA
+#if defined(__linux__)
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return usable;
+}
+#endif
 }  // namespace
 #endif
 
@@ -70,6 +108,9 @@ std::vector<const KernelTable*> simd_kernels() {
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
     tables.push_back(&kAvx512VnniKernels);
+#if defined(CACT_HAVE_AMX)
+    if (amx_usable()) tables.push_back(&kAvx512AmxKernels);  // prefill on AMX tiles, else avx512-vnni
+#endif
   }
 #endif
 #endif
