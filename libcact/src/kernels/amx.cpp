@@ -19,6 +19,7 @@
     defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && \
     (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_INT8__) || defined(__AMXINT8__))  // GCC || clang
 namespace cact::kernels {
+extern const KernelTable kAvx512VnniKernels;  // avx512_vnni.cpp
 namespace {
 namespace amx {
 
@@ -277,7 +278,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
                uint32_t row_end, float* y, size_t y_stride) {
   if (row_begin >= row_end || a.count == 0) return;
   if (a.count < kMinVectors || !simd_matmul_ok(w, cb, a, /*no_minus128=*/false)) {
-    x86::cq_matmul<Dot::kAvx512Vnni>(w, cb, a, row_begin, row_end, y, y_stride);
+    kAvx512VnniKernels.cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
     return;
   }
   const uint32_t iw = codec::index_bits(w.bits);
@@ -316,10 +317,18 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 }  // namespace amx
 }  // namespace
 
+// The rest of the table is avx512-vnni's: called through that table rather
+// than instantiated again here (its tiles are ~100 KB of code).
+void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+  kAvx512VnniKernels.quantize_activations(x, in, count, out);
+}
+void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
+  kAvx512VnniKernels.int8_dots(q, k, stride, n, rows, out);
+}
+
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.
 extern const KernelTable kAvx512AmxKernels;
-const KernelTable kAvx512AmxKernels{"avx512-amx", x86::quantize_activations512, amx::cq_matmul,
-                                    x86::int8_dots<x86::Dot::kAvx512Vnni>};
+const KernelTable kAvx512AmxKernels{"avx512-amx", quantize_activations, amx::cq_matmul, int8_dots};
 
 }  // namespace cact::kernels
 #endif

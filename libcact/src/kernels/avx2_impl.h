@@ -186,7 +186,7 @@ void quantize_group512(const float* src, int8_t* q, float* scale_out) {
   *scale_out = s;
 }
 
-void quantize_activations512(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+[[maybe_unused]] void quantize_activations512(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
   quantize_activations_by_group<quantize_group512>(x, in, count, out);
 }
 #endif  // AVX512F
