@@ -54,9 +54,13 @@ CACT_VEC_INLINE void gemm_tile(const Gemm& g, uint32_t k0, uint32_t j0) {
   for (uint32_t i = 0; i < g.I; ++i) {
     typename W::V x[NV];
     for (uint32_t v = 0; v < NV; ++v) x[v] = W::load(g.X + i * g.xi + j0 + v * L);
+    // (Unrolled explicitly: fused_madd's lane loop would otherwise make GCC
+    // keep the accumulators in memory.)
+#pragma GCC unroll 16
     for (uint32_t k = 0; k < KB; ++k) {
-      const T a = T(g.A[i * g.ai + (k0 + k) * g.ak]);
-      for (uint32_t v = 0; v < NV; ++v) acc[k][v] += a * x[v];
+      const auto a = broadcast<typename W::V>(T(g.A[i * g.ai + (k0 + k) * g.ak]));
+#pragma GCC unroll 4
+      for (uint32_t v = 0; v < NV; ++v) acc[k][v] = fused_madd(a, x[v], acc[k][v]);
     }
   }
   for (uint32_t k = 0; k < KB; ++k) {
@@ -167,10 +171,11 @@ CACT_VEC_INLINE void mlp_token(const Mlp& a, const float* m, float* out) {
   typename W8::V part[kSplit];
   for (uint32_t q = 0; q < kSplit; ++q) part[q] = W8::splat(Acc(0));
   const auto add_row = [&](typename W8::V& p, uint32_t row) {
-    p += Acc(m[row]) * W8::load(lw.cond_v.data() + size_t(row) * 8);
+    p = fused_madd(broadcast<typename W8::V>(Acc(m[row])), W8::load(lw.cond_v.data() + size_t(row) * 8), p);
   };
   uint32_t d = 0;
   for (; d + kSplit <= D; d += kSplit) {
+#pragma GCC unroll 8
     for (uint32_t q = 0; q < kSplit; ++q) add_row(part[q], d + q);
   }
   for (const uint32_t d0 = d; d < D; ++d) add_row(part[d - d0], d);
@@ -183,7 +188,8 @@ CACT_VEC_INLINE void mlp_token(const Mlp& a, const float* m, float* out) {
   const auto cond_at = [&]<uint32_t L>(uint32_t i) {
     using W = Lanes<Acc, L>;
     typename W::V c = W::splat(Acc(1));
-    for (uint32_t r = 0; r < 8; ++r) c += Acc(logits[r]) * W::load(cu + size_t(r) * N + i);
+#pragma GCC unroll 8
+    for (uint32_t r = 0; r < 8; ++r) c = fused_madd(broadcast<typename W::V>(Acc(logits[r])), W::load(cu + size_t(r) * N + i), c);
     W::store(cond + i, c);
   };
   constexpr uint32_t L = Bytes / sizeof(Acc);
