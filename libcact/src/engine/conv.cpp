@@ -20,18 +20,46 @@ void CausalConv::init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t m
 void CausalConv::reset() { std::fill(buf_.begin(), buf_.begin() + size_t(history_) * dim_, 0.0f); }
 
 namespace {
-// out[c][i] = Σ_j w[j][i] · buf[first + c - j·dil][i] (j in order; elementwise,
-// so every vector width gives the same bits).
+// out[i] = Σ_j w[j][i] · x_j[i] for x_j = buf[row - j·dil], j in order from
+// 0.0f, one element at a time in registers (elementwise, so every vector width
+// gives the same bits). Taps: the tap count at compile time (0: run time).
+template <uint32_t Taps>
+[[gnu::always_inline]] inline void conv_row(const float* __restrict w, const float* __restrict buf, size_t row,
+                                            uint32_t dim, uint32_t taps, uint32_t dil, float* __restrict out) {
+  if constexpr (Taps == 0) {
+    std::fill(out, out + dim, 0.0f);
+    for (uint32_t j = 0; j < taps; ++j) {
+      const float* xj = buf + (row - size_t(j) * dil) * dim;
+      const float* wj = w + size_t(j) * dim;
+      for (uint32_t i = 0; i < dim; ++i) out[i] += wj[i] * xj[i];
+    }
+  } else {
+    const float* x[Taps];
+    for (uint32_t j = 0; j < Taps; ++j) x[j] = buf + (row - size_t(j) * dil) * dim;
+    for (uint32_t i = 0; i < dim; ++i) {
+      float s = 0.0f;
+      for (uint32_t j = 0; j < Taps; ++j) s += w[size_t(j) * dim + i] * x[j][i];
+      out[i] = s;
+    }
+  }
+}
+
+// out[c][i] = Σ_j w[j][i] · buf[first + c - j·dil][i] (j in order).
 CACT_HOT_CLONES
 void conv_rows(const float* w, const float* buf, uint32_t first, uint32_t dim, uint32_t taps, uint32_t dil,
                uint32_t count, float* out) {
   for (uint32_t c = 0; c < count; ++c) {
     float* o = out + size_t(c) * dim;
-    std::fill(o, o + dim, 0.0f);
-    for (uint32_t j = 0; j < taps; ++j) {
-      const float* xj = buf + size_t(first + c - j * dil) * dim;
-      const float* wj = w + size_t(j) * dim;
-      for (uint32_t i = 0; i < dim; ++i) o[i] += wj[i] * xj[i];
+    const size_t row = size_t(first) + c;
+    switch (taps) {  // the shipped tap counts (q/k/v 3, engram 4), unrolled
+      case 3:
+        conv_row<3>(w, buf, row, dim, taps, dil, o);
+        break;
+      case 4:
+        conv_row<4>(w, buf, row, dim, taps, dil, o);
+        break;
+      default:
+        conv_row<0>(w, buf, row, dim, taps, dil, o);
     }
   }
 }

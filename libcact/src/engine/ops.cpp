@@ -127,6 +127,12 @@ template void silu<float>(float*, size_t);
 double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
 void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }
 void zc_norm(const float* x, const float* s, size_t n, float* out) { zc_norm<double>(x, s, n, out); }
+void rms(bool float_sums, const float* x, size_t n, float* out) {
+  float_sums ? rms<float>(x, n, out) : rms<double>(x, n, out);
+}
+void zc_norm(bool float_sums, const float* x, const float* s, size_t n, float* out) {
+  float_sums ? zc_norm<float>(x, s, n, out) : zc_norm<double>(x, s, n, out);
+}
 void softmax(float* x, size_t n) { softmax<double>(x, n); }
 
 double dot(const float* a, const float* b, size_t n) {

@@ -32,6 +32,10 @@ void rms(const float* x, size_t n, float* out);
 // out = (1 + s) ⊙ rms(x) (out may alias x), products in Acc.
 template <typename Acc>
 void zc_norm(const float* x, const float* s, size_t n, float* out);
+// The norms of a numerics: float sums for the int8 path (float_sums: the
+// reference path keeps double).
+void rms(bool float_sums, const float* x, size_t n, float* out);
+void zc_norm(bool float_sums, const float* x, const float* s, size_t n, float* out);
 // The double forms (both numerics unless a caller picks float for int8).
 // Defined in ops.cpp, after the templates: an inline call here would
 // instantiate the double templates before their definitions and GCC would then
