@@ -14,10 +14,14 @@ void CausalConv::init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t m
   dil_ = dilation == 0 ? 1 : dilation;
   history_ = taps > 0 ? (taps - 1) * dil_ : 0;
   max_chunk_ = max_chunk;
-  buf_.assign(size_t(history_ + max_chunk) * dim, 0.0f);
+  start_ = 0;
+  buf_.assign((size_t(history_) + max_chunk + (history_ > 0 ? kSlack : 0)) * dim, 0.0f);
 }
 
-void CausalConv::reset() { std::fill(buf_.begin(), buf_.begin() + size_t(history_) * dim_, 0.0f); }
+void CausalConv::reset() {
+  start_ = 0;
+  std::fill(buf_.begin(), buf_.begin() + size_t(history_) * dim_, 0.0f);
+}
 
 namespace {
 // out[i] = Σ_j w[j][i] · x_j[i] for x_j = buf[row - j·dil], j in order from
@@ -67,18 +71,22 @@ void conv_rows(const float* w, const float* buf, uint32_t first, uint32_t dim, u
 
 void CausalConv::run(const float* w, uint32_t count, float* out) {
   if (count > max_chunk_) fail("internal: conv chunk larger than the state was sized for");
-  conv_rows(w, buf_.data(), history_, dim_, taps_, dil_, count, out);
+  conv_rows(w, buf_.data(), start_ + history_, dim_, taps_, dil_, count, out);
   slide(count);
 }
 
 void CausalConv::rows(const float* w, uint32_t c, float* out) const {
-  conv_rows(w, buf_.data(), history_ + c, dim_, taps_, dil_, 1, out);
+  conv_rows(w, buf_.data(), start_ + history_ + c, dim_, taps_, dil_, 1, out);
 }
 
 void CausalConv::slide(uint32_t count) {
-  // Slide: the last `history_` rows of [history | new] become the history.
-  if (history_ > 0) {
-    std::memmove(buf_.data(), buf_.data() + size_t(count) * dim_, size_t(history_) * dim_ * sizeof(float));
+  // Slide: the last `history_` rows of [history | new] become the history,
+  // where they are while the next window still fits, else at the front.
+  if (history_ == 0) return;
+  start_ += count;
+  if (start_ > kSlack) {
+    std::memmove(buf_.data(), buf_.data() + size_t(start_) * dim_, size_t(history_) * dim_ * sizeof(float));
+    start_ = 0;
   }
 }
 

@@ -255,7 +255,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
     mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
                      ws.res.data() + c * L * n * n + l * n * n, co, f32_);
     float* u = ws.u.data() + c * D;
-    mhc_pre(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, co.hpre, u, isa_);
+    mhc_pre(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, co.hpre, u, f32_, isa_);
     std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
   });
 

@@ -223,7 +223,7 @@ CACT_VEC_INLINE void mlp_token(const Mlp& a, const float* m, float* out) {
   for (uint32_t q = 1; q < kSplit; ++q) part[0] += part[q];
   float logits[8];
   for (uint32_t r = 0; r < 8; ++r) logits[r] = float(part[0][r]);
-  softmax(logits, 8);
+  softmax<Acc>(logits, 8);
   // cond[i] = 1 + Σ_r p_r cond_u[r][i], r in order, L outputs at a time.
   const float* cu = lw.cond_u.data();
   const auto cond_at = [&]<uint32_t L>(uint32_t i) {
