@@ -117,12 +117,6 @@ CACT_VEC_CLONES void mul_sigmoid(float* x, const float* g, size_t n) {
 template void mul_sigmoid<double>(float*, const float*, size_t);
 template void mul_sigmoid<float>(float*, const float*, size_t);
 
-template <typename Acc>
-CACT_VEC_CLONES void silu(float* x, size_t n) {
-  for (size_t i = 0; i < n; ++i) x[i] *= float(sigmoid_of<Acc>(x[i]));
-}
-template void silu<double>(float*, size_t);
-template void silu<float>(float*, size_t);
 
 double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
 void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }

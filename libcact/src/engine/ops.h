@@ -51,12 +51,10 @@ template <typename Acc>
 void softmax(float* x, size_t n);
 void softmax(float* x, size_t n);  // softmax<double>
 
-// x[i] *= σ(g[i]) (the attention output gate), x[i] = silu(x[i]) in place:
-// double libm exp (Acc = double, equal to sigmoid()/silu() above) or exp_approx.
+// x[i] *= σ(g[i]) (the attention output gate): double libm exp (Acc = double,
+// equal to sigmoid() above) or exp_approx.
 template <typename Acc>
 void mul_sigmoid(float* x, const float* g, size_t n);
-template <typename Acc>
-void silu(float* x, size_t n);
 
 double dot(const float* a, const float* b, size_t n);
 
