@@ -74,7 +74,7 @@ std::vector<float> mlp_outputs(const Weights& w, bool untied, const std::vector<
                                uint32_t batch, VecIsa isa) {
   const uint32_t D = w.g.D;
   HadaScratch s;
-  s.reserve(w.g.N);
+  s.reserve(w.g.N, 3);  // blocks of 3 tokens (batch 1: one token at a time)
   std::vector<float> out(size_t(w.g.L) * count * D);
   for (uint32_t l = 0; l < w.g.L; ++l) {
     float* o = out.data() + size_t(l) * count * D;

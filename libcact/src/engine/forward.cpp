@@ -15,7 +15,7 @@
 namespace cact::engine {
 
 namespace {
-constexpr uint32_t kMlpBlock = 4;  // tokens per Hadamard MLP call in a chunk
+constexpr uint32_t kMlpBlock = 8;  // tokens per Hadamard MLP call in a chunk
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -135,7 +135,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
     hs.scores.assign(size_t(C) * head_rows, 0.0f);
   }
   ws.hada.resize(T);
-  for (HadaScratch& h : ws.hada) h.reserve(g.N);
+  for (HadaScratch& h : ws.hada) h.reserve(g.N, kMlpBlock);
   ws.attend.resize(T);
   for (AttendScratch& a : ws.attend) a.reserve(widest, g.dq, g.dv);
   last_logits_.assign(g.out_rows, 0.0f);
