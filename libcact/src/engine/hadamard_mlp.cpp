@@ -1,13 +1,16 @@
 #include "engine/hadamard_mlp.h"
 
 #include <algorithm>
-#include <immintrin.h>
 #include <cmath>
 #include <type_traits>
 #include <vector>
 
 #include "engine/ops.h"
 #include "engine/vmath.h"
+
+#if CACT_VEC_X86
+#include <immintrin.h>
+#endif
 
 // Every output of the products below is one accumulator of type Acc that
 // starts at 0 and adds its terms in index order (Acc(a) · Acc(x), no FMA); the
