@@ -157,7 +157,7 @@ CACT_VEC_INLINE void post_cols(float* X, size_t D, uint32_t n, const LaneCoeffic
   typename W::V c = W::splat(Acc(0));
   for (uint32_t i = 0; i < n; ++i) {
     typename W::V s = k.hpost[i] * du;
-    for (uint32_t j = 0; j < n; ++j) s = fused_madd(broadcast<typename W::V>(k.P[i * n + j]), x[j], s);
+    for (uint32_t j = 0; j < n; ++j) s += k.P[i * n + j] * x[j];
     W::store(X + i * D + d, s);
     c += W::load(X + i * D + d);  // the lane as stored (float)
   }
