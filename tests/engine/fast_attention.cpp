@@ -130,15 +130,13 @@ TEST_CASE("sigmoid gate and silu: float form within 3 ulp, double form equal to 
   std::vector<float> g = random_vector(rng, 1001, 6.0f);
   g.insert(g.end(), {0.0f, -30.0f, 30.0f, -90.0f, 90.0f, -kInf, kInf});
   const std::vector<float> x = random_vector(rng, g.size(), 2.0f);
-  std::vector<float> yf = x, yd = x, sf = g, sd = g;
+  std::vector<float> yf = x, yd = x, sf = g;
   mul_sigmoid<float>(yf.data(), g.data(), g.size());
   mul_sigmoid<double>(yd.data(), g.data(), g.size());
-  silu<float>(sf.data(), sf.size());
-  silu<double>(sd.data(), sd.size());
+  for (float& v : sf) v = silu_approx(v);  // the int8 path's silu (the MLP)
   double worst = 0.0;
   for (size_t i = 0; i < g.size(); ++i) {
     CHECK(yd[i] == x[i] * sigmoid(g[i]));
-    if (std::isfinite(g[i])) CHECK(sd[i] == silu(g[i]));
     const double sig = 1.0 / (1.0 + std::exp(-double(g[i])));
     if (sig > 1e-30) {  // below, the float result is a flushed 0 or a subnormal
       worst = std::max(worst, ulps(yf[i], double(x[i]) * sig));

@@ -74,7 +74,7 @@ std::vector<float> mlp_outputs(const Weights& w, bool untied, const std::vector<
                                uint32_t batch, VecIsa isa) {
   const uint32_t D = w.g.D;
   HadaScratch s;
-  s.reserve(w.g.N);
+  s.reserve(w.g.N, 3);  // blocks of 3 tokens (batch 1: one token at a time)
   std::vector<float> out(size_t(w.g.L) * count * D);
   for (uint32_t l = 0; l < w.g.L; ++l) {
     float* o = out.data() + size_t(l) * count * D;
@@ -227,7 +227,7 @@ TEST_CASE("sinkhorn in the exponential domain equals the log-domain iteration; u
   CHECK(col == doctest::Approx(1.0));
 }
 
-TEST_CASE("mHC lanes: double sums equal the direct formula bit for bit, float within 1e-6; widths agree") {
+TEST_CASE("mHC lanes: double sums equal the direct formula bit for bit, float (fused) within 1e-6; widths agree") {
   std::mt19937 rng(4);
   for (const uint32_t n : {2u, 3u, 4u}) {
     CAPTURE(n);
@@ -249,12 +249,16 @@ TEST_CASE("mHC lanes: double sums equal the direct formula bit for bit, float wi
       }
       want_cell[d] = float(c / double(n));
     }
-    std::vector<float> f32_X, f32_cell;
+    std::vector<float> f32_X, f32_cell, f32_u;
     for (const VecIsa isa : widths()) {
       CAPTURE(vec_isa_name(isa));
       std::vector<float> got_u(D);
-      mhc_pre(n, D, X0.data(), hpre.data(), got_u.data(), isa);
+      mhc_pre(n, D, X0.data(), hpre.data(), got_u.data(), false, isa);
       CHECK(same_bits(got_u, want_u));
+      mhc_pre(n, D, X0.data(), hpre.data(), got_u.data(), true, isa);
+      if (f32_u.empty()) f32_u = got_u;
+      CHECK(same_bits(got_u, f32_u));
+      for (size_t d = 0; d < D; ++d) CHECK(got_u[d] == doctest::Approx(want_u[d]).epsilon(1e-6).scale(1.0));
       for (const bool f32 : {false, true}) {
         std::vector<float> X = X0, cell(D);
         mhc_post(n, D, X.data(), P.data(), hpost.data(), u.data(), u_in.data(), cell.data(), f32, isa);

@@ -15,7 +15,7 @@
 namespace cact::engine {
 
 namespace {
-constexpr uint32_t kMlpBlock = 4;  // tokens per Hadamard MLP call in a chunk
+constexpr uint32_t kMlpBlock = 8;  // tokens per Hadamard MLP call in a chunk
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -135,7 +135,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
     hs.scores.assign(size_t(C) * head_rows, 0.0f);
   }
   ws.hada.resize(T);
-  for (HadaScratch& h : ws.hada) h.reserve(g.N);
+  for (HadaScratch& h : ws.hada) h.reserve(g.N, kMlpBlock);
   ws.attend.resize(T);
   for (AttendScratch& a : ws.attend) a.reserve(widest, g.dq, g.dv);
   last_logits_.assign(g.out_rows, 0.0f);
@@ -202,7 +202,7 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
   linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
     const size_t c = first + i;
-    zc_norm(ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
+    zc_norm(f32_, ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
   });
   linear_.apply(ws.in_fin, w.embedding, 0, g.out_rows, ws.logits.data(), g.out_rows);
   std::memcpy(last_logits_.data(), ws.logits.data() + size_t(count - 1 - first) * g.out_rows,
@@ -245,7 +245,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // by the same operations whichever thread runs it).
   ThreadPool& pool = *pool_;
   linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count,
-               [&](uint32_t c, uint32_t) { rms(ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
+               [&](uint32_t c, uint32_t) { rms(f32_, ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
   const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
   linear_.apply_small(ws.in_nx, {{&w.phi_pre, ln, ln + uint32_t(n), ws.pre.data(), L * n},
                                  {&w.phi_post, ln, ln + uint32_t(n), ws.post.data(), L * n},
@@ -255,7 +255,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
     mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
                      ws.res.data() + c * L * n * n + l * n * n, co, f32_);
     float* u = ws.u.data() + c * D;
-    mhc_pre(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, co.hpre, u, isa_);
+    mhc_pre(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, co.hpre, u, f32_, isa_);
     std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
   });
 
@@ -265,7 +265,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
   linear_.load(ws.in_a, ws.a.data(), g.D, count, [&](uint32_t c, uint32_t) {
     float* u = ws.u.data() + c * D;
     if (lw.site >= 0) engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
-    zc_norm(u, lw.norm_in.data(), D, ws.a.data() + c * D);
+    zc_norm(f32_, u, lw.norm_in.data(), D, ws.a.data() + c * D);
   });
   attention(l, count);
 
@@ -278,9 +278,9 @@ void Forward::layer(uint32_t l, uint32_t count) {
     for (size_t c = c0; c < c1; ++c) {
       float* u = ws.u.data() + c * D;
       float* m = ws.m.data() + c * D;
-      zc_norm(ws.z.data() + c * D, lw.post_norm.data(), D, m);
+      zc_norm(f32_, ws.z.data() + c * D, lw.post_norm.data(), D, m);
       for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * m[i];
-      zc_norm(u, lw.pre_hada.data(), D, m);
+      zc_norm(f32_, u, lw.pre_hada.data(), D, m);
     }
     float* m0 = ws.m.data() + c0 * D;
     float* mlp0 = ws.mlp.data() + c0 * D;

@@ -8,6 +8,10 @@
 #include "engine/ops.h"
 #include "engine/vmath.h"
 
+#if CACT_VEC_X86
+#include <immintrin.h>
+#endif
+
 // Every output of the products below is one accumulator of type Acc that
 // starts at 0 and adds its terms in index order (Acc(a) · Acc(x), no FMA); the
 // loops only choose which outputs run side by side in vector lanes. So the
@@ -21,10 +25,12 @@
 
 namespace cact::engine {
 
-void HadaScratch::reserve(uint32_t N) {
-  if (z.size() < N) z.resize(N);
-  if (t.size() < N) t.resize(N);
-  if (cond.size() < N) cond.resize(N);
+void HadaScratch::reserve(uint32_t N, uint32_t tokens) {
+  block = std::clamp<uint32_t>(tokens, 1, kMaxBlock);
+  const size_t n = size_t(N) * block;
+  if (z.size() < n) z.resize(n);
+  if (t.size() < n) t.resize(n);
+  if (cond.size() < n) cond.resize(n);
   if (tmp.size() < N) tmp.resize(N);
   if (acc.size() < std::max<uint32_t>(N, 8)) acc.resize(std::max<uint32_t>(N, 8));
   if (acc32.size() < std::max<uint32_t>(N, 8)) acc32.resize(std::max<uint32_t>(N, 8));
@@ -54,9 +60,13 @@ CACT_VEC_INLINE void gemm_tile(const Gemm& g, uint32_t k0, uint32_t j0) {
   for (uint32_t i = 0; i < g.I; ++i) {
     typename W::V x[NV];
     for (uint32_t v = 0; v < NV; ++v) x[v] = W::load(g.X + i * g.xi + j0 + v * L);
+    // (Unrolled explicitly: fused_madd's lane loop would otherwise make GCC
+    // keep the accumulators in memory.)
+#pragma GCC unroll 16
     for (uint32_t k = 0; k < KB; ++k) {
-      const T a = T(g.A[i * g.ai + (k0 + k) * g.ak]);
-      for (uint32_t v = 0; v < NV; ++v) acc[k][v] += a * x[v];
+      const auto a = broadcast<typename W::V>(T(g.A[i * g.ai + (k0 + k) * g.ak]));
+#pragma GCC unroll 4
+      for (uint32_t v = 0; v < NV; ++v) acc[k][v] = fused_madd(a, x[v], acc[k][v]);
     }
   }
   for (uint32_t k = 0; k < KB; ++k) {
@@ -146,94 +156,165 @@ struct Mlp {
   HadaScratch* s;
 };
 
+// z[i] = t[p[i]] · d[i] (d = nullptr: t[p[i]]) for i < n; in the wide builds
+// a vector gather (the values are copied exactly: the same bits in every width).
+CACT_VEC_INLINE void permute_tail(const float* t, const uint32_t* p, const float* d, uint32_t i, uint32_t n,
+                                  float* z) {
+  for (; i < n; ++i) z[i] = d != nullptr ? t[p[i]] * d[i] : t[p[i]];
+}
+#if CACT_VEC_X86
+CACT_TARGET_AVX512 inline void permute_avx512(const float* t, const uint32_t* p, const float* d, uint32_t n,
+                                              float* z) {
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    // (The masked form: GCC 12 warns about the unmasked one's undefined source.)
+    __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(0xFFFF), _mm512_loadu_si512(p + i), t, 4);
+    if (d != nullptr) v = _mm512_mul_ps(v, _mm512_loadu_ps(d + i));
+    _mm512_storeu_ps(z + i, v);
+  }
+  permute_tail(t, p, d, i, n, z);
+}
+CACT_TARGET_AVX2 inline void permute_avx2(const float* t, const uint32_t* p, const float* d, uint32_t n, float* z) {
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_i32gather_ps(t, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), 4);
+    if (d != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(d + i));
+    _mm256_storeu_ps(z + i, v);
+  }
+  permute_tail(t, p, d, i, n, z);
+}
+#endif
+template <uint32_t Bytes>
+CACT_VEC_INLINE void permute(const float* t, const uint32_t* p, const float* d, uint32_t n, float* z) {
+#if CACT_VEC_X86
+  if constexpr (Bytes == 64) {
+    return permute_avx512(t, p, d, n, z);
+  } else if constexpr (Bytes == 32) {
+    return permute_avx2(t, p, d, n, z);
+  }
+#endif
+  permute_tail(t, p, d, 0, n, z);
+}
+
+// Tokens c0 .. c0 + nb (nb <= s.block) stage by stage: each stage runs for
+// every token of the block before the next, so that its weights (cond_v,
+// cond_u, one factor pair...) are read from L1 after the first token. Each
+// token's values go through the same operations as on its own.
 template <typename Acc, uint32_t Bytes>
-CACT_VEC_INLINE void mlp_token(const Mlp& a, const float* m, float* out) {
+CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   constexpr bool kF32 = std::is_same_v<Acc, float>;
   const Weights& w = *a.w;
   const Geometry& g = w.g;
   const LayerWeights& lw = w.layers[a.l];
   const uint32_t N = g.N, D = g.D, ba = g.ba, bb = g.bb;
   HadaScratch& s = *a.s;
-  float* z = s.z.data();
-  float* t = s.t.data();
-  float* cond = s.cond.data();
+  const auto m_of = [&](uint32_t c) { return a.m + (c0 + c) * a.m_stride; };
+  const auto z_of = [&](uint32_t c) { return s.z.data() + size_t(c) * N; };
+  const auto t_of = [&](uint32_t c) { return s.t.data() + size_t(c) * N; };
+  const auto cond_of = [&](uint32_t c) { return s.cond.data() + size_t(c) * N; };
   Acc* acc = acc_of<Acc>(s);
 
   // cond = 1 + softmax(cond_vᵀ m) · cond_u. The 8 logits are sums over D: in
   // float they run as 8 interleaved partial sums (d mod 8, added in order at
   // the end) so that decoding is not bound by one dependent chain.
-  constexpr uint32_t kSplit = kF32 ? 8 : 1;
-  using W8 = Lanes<Acc, 8>;
-  typename W8::V part[kSplit];
-  for (uint32_t q = 0; q < kSplit; ++q) part[q] = W8::splat(Acc(0));
-  const auto add_row = [&](typename W8::V& p, uint32_t row) {
-    p += Acc(m[row]) * W8::load(lw.cond_v.data() + size_t(row) * 8);
-  };
-  uint32_t d = 0;
-  for (; d + kSplit <= D; d += kSplit) {
-    for (uint32_t q = 0; q < kSplit; ++q) add_row(part[q], d + q);
+  float logits[HadaScratch::kMaxBlock][8];
+  for (uint32_t c = 0; c < nb; ++c) {
+    const float* m = m_of(c);
+    constexpr uint32_t kSplit = kF32 ? 8 : 1;
+    using W8 = Lanes<Acc, 8>;
+    typename W8::V part[kSplit];
+    for (uint32_t q = 0; q < kSplit; ++q) part[q] = W8::splat(Acc(0));
+    const auto add_row = [&](typename W8::V& p, uint32_t row) {
+      p = fused_madd(broadcast<typename W8::V>(Acc(m[row])), W8::load(lw.cond_v.data() + size_t(row) * 8), p);
+    };
+    uint32_t d = 0;
+    for (; d + kSplit <= D; d += kSplit) {
+#pragma GCC unroll 8
+      for (uint32_t q = 0; q < kSplit; ++q) add_row(part[q], d + q);
+    }
+    for (const uint32_t d0 = d; d < D; ++d) add_row(part[d - d0], d);
+    for (uint32_t q = 1; q < kSplit; ++q) part[0] += part[q];
+    for (uint32_t r = 0; r < 8; ++r) logits[c][r] = float(part[0][r]);
+    softmax<Acc>(logits[c], 8);
   }
-  for (const uint32_t d0 = d; d < D; ++d) add_row(part[d - d0], d);
-  for (uint32_t q = 1; q < kSplit; ++q) part[0] += part[q];
-  float logits[8];
-  for (uint32_t r = 0; r < 8; ++r) logits[r] = float(part[0][r]);
-  softmax(logits, 8);
   // cond[i] = 1 + Σ_r p_r cond_u[r][i], r in order, L outputs at a time.
   const float* cu = lw.cond_u.data();
-  const auto cond_at = [&]<uint32_t L>(uint32_t i) {
-    using W = Lanes<Acc, L>;
-    typename W::V c = W::splat(Acc(1));
-    for (uint32_t r = 0; r < 8; ++r) c += Acc(logits[r]) * W::load(cu + size_t(r) * N + i);
-    W::store(cond + i, c);
-  };
-  constexpr uint32_t L = Bytes / sizeof(Acc);
-  uint32_t i0 = 0;
-  for (; i0 + L <= N; i0 += L) cond_at.template operator()<L>(i0);
-  for (; i0 < N; ++i0) cond_at.template operator()<1>(i0);
+  for (uint32_t c = 0; c < nb; ++c) {
+    const float* p = logits[c];
+    float* cond = cond_of(c);
+    const auto cond_at = [&]<uint32_t L>(uint32_t i) {
+      using W = Lanes<Acc, L>;
+      typename W::V v = W::splat(Acc(1));
+#pragma GCC unroll 8
+      for (uint32_t r = 0; r < 8; ++r) v = fused_madd(broadcast<typename W::V>(Acc(p[r])), W::load(cu + size_t(r) * N + i), v);
+      W::store(cond + i, v);
+    };
+    constexpr uint32_t L = Bytes / sizeof(Acc);
+    uint32_t i0 = 0;
+    for (; i0 + L <= N; i0 += L) cond_at.template operator()<L>(i0);
+    for (; i0 < N; ++i0) cond_at.template operator()<1>(i0);
+  }
 
   // W rows from ceil(D / bb) on are zero in the first factor, and only those
   // output rows of the last factor are read.
   const uint32_t rows_d = std::min(ba, (D + bb - 1) / bb);
-  Factor f{z, nullptr, nullptr, ba, bb, ba, ba, a.untied, t, s.tmp.data(), acc};
+  Factor f{nullptr, nullptr, nullptr, ba, bb, ba, ba, a.untied, nullptr, s.tmp.data(), acc};
+  const auto factor_of = [&](uint32_t c) {
+    f.w = z_of(c);
+    f.out = t_of(c);
+    factor_body<Acc, Bytes>(f);
+  };
   // z = P1(F(d1 ⊙ pad(m); w1a, w1b)).
   const float* d1 = lw.d1.data();
-  for (uint32_t i = 0; i < D; ++i) z[i] = d1[i] * m[i];
-  std::fill(z + D, z + rows_d * bb, 0.0f);
   f.A = lw.w1a.data();
   f.B = lw.w1b.data();
   f.rows_in = rows_d;
-  factor_body<Acc, Bytes>(f);
+  for (uint32_t c = 0; c < nb; ++c) {
+    const float* m = m_of(c);
+    float* z = z_of(c);
+    for (uint32_t i = 0; i < D; ++i) z[i] = d1[i] * m[i];
+    std::fill(z + D, z + rows_d * bb, 0.0f);
+    factor_of(c);
+  }
   // z = P2(F(silu(d2 ⊙ cond ⊙ P1(t) + b2); w2a, w2b)).
   const uint32_t* p1 = w.p1.data();
   const float *d2 = lw.d2.data(), *b2 = lw.b2.data();
-  for (uint32_t i = 0; i < N; ++i) z[i] = t[p1[i]];
-  for (uint32_t i = 0; i < N; ++i) {
-    const float x = d2[i] * cond[i] * z[i] + b2[i];
-    if constexpr (kF32) {
-      z[i] = silu_approx(x);
-    } else {
-      z[i] = silu(x);
-    }
-  }
   f.A = lw.w2a.data();
   f.B = lw.w2b.data();
   f.rows_in = ba;
-  factor_body<Acc, Bytes>(f);
+  for (uint32_t c = 0; c < nb; ++c) {
+    float* z = z_of(c);
+    const float* cond = cond_of(c);
+    permute<Bytes>(t_of(c), p1, nullptr, N, z);
+    for (uint32_t i = 0; i < N; ++i) {
+      const float x = d2[i] * cond[i] * z[i] + b2[i];
+      if constexpr (kF32) {
+        z[i] = silu_approx(x);
+      } else {
+        z[i] = silu(x);
+      }
+    }
+    factor_of(c);
+  }
   // z = F(d3 ⊙ P2(t); w3a, w3b); return (d4 ⊙ z)[0, D).
   const uint32_t* p2 = w.p2.data();
-  const float* d3 = lw.d3.data();
-  for (uint32_t i = 0; i < N; ++i) z[i] = t[p2[i]] * d3[i];
+  const float *d3 = lw.d3.data(), *d4 = lw.d4.data();
   f.A = lw.w3a.data();
   f.B = lw.w3b.data();
   f.rows_out = rows_d;
-  factor_body<Acc, Bytes>(f);
-  const float* d4 = lw.d4.data();
-  for (uint32_t i = 0; i < D; ++i) out[i] = d4[i] * t[i];
+  for (uint32_t c = 0; c < nb; ++c) {
+    permute<Bytes>(t_of(c), p2, d3, N, z_of(c));
+    factor_of(c);
+    const float* t = t_of(c);
+    float* out = a.out + (c0 + c) * a.out_stride;
+    for (uint32_t i = 0; i < D; ++i) out[i] = d4[i] * t[i];
+  }
 }
 
 template <typename Acc, uint32_t Bytes>
 CACT_VEC_INLINE void mlp_body(const Mlp& a) {
-  for (uint32_t c = 0; c < a.count; ++c) mlp_token<Acc, Bytes>(a, a.m + c * a.m_stride, a.out + c * a.out_stride);
+  const uint32_t block = a.s->block;
+  for (uint32_t c = 0; c < a.count; c += block) mlp_block<Acc, Bytes>(a, c, std::min(block, a.count - c));
 }
 
 CACT_VEC_DISPATCH(mlp, Mlp)

@@ -13,10 +13,14 @@
 namespace cact::engine {
 
 struct HadaScratch {
-  std::vector<float> z, t, cond, tmp;  // N values each
+  static constexpr uint32_t kMaxBlock = 16;
+  uint32_t block = 1;                  // tokens per stage-by-stage block (hadamard_mlp)
+  std::vector<float> z, t, cond;       // block·N values each
+  std::vector<float> tmp;              // N values
   std::vector<double> acc;             // one row of accumulators (block-untied factors), max(N, 8)
   std::vector<float> acc32;            // the same in float
-  void reserve(uint32_t N);
+  // For blocks of up to `tokens` tokens (at most kMaxBlock).
+  void reserve(uint32_t N, uint32_t tokens = 1);
   size_t bytes() const {
     return (z.capacity() + t.capacity() + cond.capacity() + tmp.capacity() + acc32.capacity()) * sizeof(float) +
            acc.capacity() * sizeof(double);
@@ -36,8 +40,10 @@ void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, ui
 // out[c·out_stride + i] = HadamardMLP_l(m_c)[i] for i < D and the `count`
 // vectors m_c = m + c·m_stride. Acc = double: double sums and a double-exp silu
 // (reference numerics); Acc = float: float sums and silu_approx (int8 numerics).
-// Each token's result does not depend on count or isa (the double version is
-// built for the baseline width only).
+// The tokens run in blocks of s.block, stage by stage (the layer's weights of a
+// stage are read once per block from memory). Each token's result does not
+// depend on count, the block or isa (the double version is built for the
+// baseline width only).
 template <typename Acc>
 void hadamard_mlp(const Weights& w, uint32_t l, bool untied, const float* m, size_t m_stride, uint32_t count,
                   float* out, size_t out_stride, HadaScratch& s, VecIsa isa = vec_isa());

@@ -6,8 +6,20 @@
 
 #include "cact/error.h"
 #include "engine/ops.h"
+#include "engine/vmath.h"
 
 namespace cact::engine {
+
+namespace {
+// acc[d] = acc[d] · shrink, acc[d] += e · cell[d]: elementwise (the same bits
+// in every clone), in the clones' vector widths.
+CACT_VEC_CLONES void scale_doubles(double* acc, double shrink, uint32_t n) {
+  for (uint32_t d = 0; d < n; ++d) acc[d] *= shrink;
+}
+CACT_VEC_CLONES void add_scaled(double* acc, double e, const float* cell, uint32_t n) {
+  for (uint32_t d = 0; d < n; ++d) acc[d] += e * double(cell[d]);
+}
+}  // namespace
 
 void HeadPool::init(const HeadWeights& head, const Geometry& g) {
   head_ = &head;
@@ -48,12 +60,12 @@ void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, size_t st
       if (s > max_[p]) {
         const double shrink = std::exp(max_[p] - s);  // 0 on the first token
         sum_[p] *= shrink;
-        for (uint32_t d = 0; d < D_; ++d) acc[d] *= shrink;
+        scale_doubles(acc, shrink, D_);
         max_[p] = s;
       }
       const double e = std::exp(s - max_[p]);
       sum_[p] += e;
-      for (uint32_t d = 0; d < D_; ++d) acc[d] += e * double(cell[d]);
+      add_scaled(acc, e, cell, D_);
     }
   }
 }

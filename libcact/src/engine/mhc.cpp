@@ -6,6 +6,7 @@
 
 #include "cact/error.h"
 #include "engine/vec.h"
+#include "engine/vmath.h"
 
 namespace cact::engine {
 
@@ -134,12 +135,15 @@ struct LaneCoefficients {
   }
 };
 
+// (The loop over lanes unrolled explicitly: fused_madd's lane loop would
+// otherwise keep it rolled.)
 template <typename Acc, uint32_t L, uint32_t NL>
 CACT_VEC_INLINE void pre_cols(const float* X, size_t D, uint32_t n, const LaneCoefficients<Acc, NL>& k, float* u,
                               uint32_t d) {
   using W = Lanes<Acc, L>;
   typename W::V s = W::splat(Acc(0));
-  for (uint32_t j = 0; j < n; ++j) s += k.hpre[j] * W::load(X + j * D + d);
+#pragma GCC unroll 4
+  for (uint32_t j = 0; j < n; ++j) s = fused_madd(broadcast<typename W::V>(k.hpre[j]), W::load(X + j * D + d), s);
   W::store(u + d, s);
 }
 
@@ -202,8 +206,13 @@ CACT_VEC_DISPATCH(post, LaneArgs)
 
 }  // namespace
 
-void mhc_pre(uint32_t n, uint32_t D, const float* X, const float* hpre, float* u, VecIsa isa) {
-  pre<double>(isa, {n, D, X, nullptr, hpre, nullptr, nullptr, nullptr, nullptr, u, nullptr});
+void mhc_pre(uint32_t n, uint32_t D, const float* X, const float* hpre, float* u, bool float_sums, VecIsa isa) {
+  const LaneArgs a{n, D, X, nullptr, hpre, nullptr, nullptr, nullptr, nullptr, u, nullptr};
+  if (float_sums) {
+    pre<float>(isa, a);
+  } else {
+    pre_base<double>(a);  // the reference path: one build (binary size)
+  }
 }
 
 void mhc_post(uint32_t n, uint32_t D, float* X, const float* P, const float* hpost, const float* u, const float* u_in,

@@ -31,10 +31,11 @@ void sinkhorn(double* m, uint32_t n, int rounds = 20);
 // exp/log. Falls back to sinkhorn() if a column underflows. In place, n×n.
 void sinkhorn_exp(double* m, uint32_t n, int rounds = 20);
 
-// u = Σ_j hpre[j] X[j] (X: n lanes of D, j in order), in double in both
-// numerics (u is the block's input; float sums here would save ~0.3 % of a
-// decode step on needle3 and move int8 logits by more than the golden bound).
-void mhc_pre(uint32_t n, uint32_t D, const float* X, const float* hpre, float* u, VecIsa isa = vec_isa());
+// u = Σ_j hpre[j] X[j] (X: n lanes of D, j in order), in float with fused
+// multiply-adds for the int8 path (float_sums), else in double. Any isa gives
+// the same bits.
+void mhc_pre(uint32_t n, uint32_t D, const float* X, const float* hpre, float* u, bool float_sums,
+             VecIsa isa = vec_isa());
 // In place for every lane i: X[i] = hpost[i] (u − u_in) + Σ_j P[i][j] X[j]
 // (terms in that order), then cell = (Σ_j X[j]) / n. Any isa gives the same bits.
 void mhc_post(uint32_t n, uint32_t D, float* X, const float* P, const float* hpost, const float* u, const float* u_in,

@@ -1,6 +1,7 @@
 #include "engine/ops.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/vmath.h"
 
@@ -82,27 +83,36 @@ template <typename Acc>
 CACT_VEC_CLONES void softmax(float* x, size_t n) {
   if (n == 0) return;
   constexpr size_t L = kLanes<Acc, 2>;
-  // Maximum: exact whatever the order.
-  float mx[L];
-  std::fill(mx, mx + L, x[0]);
+  // Maximum: exact whatever the order (one lane-wise vector select, so that
+  // it vectorises).
+  using W = Lanes<float, L>;
+  typename W::V mv = broadcast<typename W::V>(x[0]);
   size_t i = 0;
   for (; i + L <= n; i += L) {
-    for (size_t k = 0; k < L; ++k) mx[k] = x[i + k] > mx[k] ? x[i + k] : mx[k];
+    const typename W::V v = W::load(x + i);
+    mv = v > mv ? v : mv;
   }
+  float mx[L];
+  for (size_t k = 0; k < L; ++k) mx[k] = mv[k];
   for (size_t k = 0; i < n; ++i, ++k) mx[k] = x[i] > mx[k] ? x[i] : mx[k];
   const Acc m = Acc(*std::max_element(mx, mx + L));
+  // e = exp(x - m) into x, partial sums by index mod L; the last partial block
+  // runs as a whole one padded with -inf (e = 0, and part[k] + 0 = part[k]).
   Acc part[L] = {};
-  for (i = 0; i + L <= n; i += L) {
+  const auto block = [&](float* b) {
     for (size_t k = 0; k < L; ++k) {
-      const Acc e = exp_of<Acc>(Acc(x[i + k]) - m);
-      x[i + k] = float(e);
+      const Acc e = exp_of<Acc>(Acc(b[k]) - m);
+      b[k] = float(e);
       part[k] += e;
     }
-  }
-  for (size_t k = 0; i < n; ++i, ++k) {
-    const Acc e = exp_of<Acc>(Acc(x[i]) - m);
-    x[i] = float(e);
-    part[k] += e;
+  };
+  for (i = 0; i + L <= n; i += L) block(x + i);
+  if (i < n) {
+    float tail[L];
+    std::fill(tail, tail + L, -std::numeric_limits<float>::infinity());
+    std::copy(x + i, x + n, tail);
+    block(tail);
+    std::copy(tail, tail + (n - i), x + i);
   }
   const Acc inv = Acc(1) / combine<L>(part);
   for (i = 0; i < n; ++i) x[i] = float(Acc(x[i]) * inv);
@@ -117,16 +127,16 @@ CACT_VEC_CLONES void mul_sigmoid(float* x, const float* g, size_t n) {
 template void mul_sigmoid<double>(float*, const float*, size_t);
 template void mul_sigmoid<float>(float*, const float*, size_t);
 
-template <typename Acc>
-CACT_VEC_CLONES void silu(float* x, size_t n) {
-  for (size_t i = 0; i < n; ++i) x[i] *= float(sigmoid_of<Acc>(x[i]));
-}
-template void silu<double>(float*, size_t);
-template void silu<float>(float*, size_t);
 
 double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
 void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }
 void zc_norm(const float* x, const float* s, size_t n, float* out) { zc_norm<double>(x, s, n, out); }
+void rms(bool float_sums, const float* x, size_t n, float* out) {
+  float_sums ? rms<float>(x, n, out) : rms<double>(x, n, out);
+}
+void zc_norm(bool float_sums, const float* x, const float* s, size_t n, float* out) {
+  float_sums ? zc_norm<float>(x, s, n, out) : zc_norm<double>(x, s, n, out);
+}
 void softmax(float* x, size_t n) { softmax<double>(x, n); }
 
 double dot(const float* a, const float* b, size_t n) {

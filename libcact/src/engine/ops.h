@@ -32,6 +32,10 @@ void rms(const float* x, size_t n, float* out);
 // out = (1 + s) ⊙ rms(x) (out may alias x), products in Acc.
 template <typename Acc>
 void zc_norm(const float* x, const float* s, size_t n, float* out);
+// The norms of a numerics: float sums for the int8 path (float_sums: the
+// reference path keeps double).
+void rms(bool float_sums, const float* x, size_t n, float* out);
+void zc_norm(bool float_sums, const float* x, const float* s, size_t n, float* out);
 // The double forms (both numerics unless a caller picks float for int8).
 // Defined in ops.cpp, after the templates: an inline call here would
 // instantiate the double templates before their definitions and GCC would then
@@ -47,12 +51,10 @@ template <typename Acc>
 void softmax(float* x, size_t n);
 void softmax(float* x, size_t n);  // softmax<double>
 
-// x[i] *= σ(g[i]) (the attention output gate), x[i] = silu(x[i]) in place:
-// double libm exp (Acc = double, equal to sigmoid()/silu() above) or exp_approx.
+// x[i] *= σ(g[i]) (the attention output gate): double libm exp (Acc = double,
+// equal to sigmoid() above) or exp_approx.
 template <typename Acc>
 void mul_sigmoid(float* x, const float* g, size_t n);
-template <typename Acc>
-void silu(float* x, size_t n);
 
 double dot(const float* a, const float* b, size_t n);
 

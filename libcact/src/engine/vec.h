@@ -91,7 +91,9 @@ template <typename V>
 CACT_VEC_INLINE V fused_madd(const V& a, const V& x, const V& acc) {
   if constexpr (std::is_same_v<V, float>) {
     return __builtin_fmaf(a, x, acc);
-  } else if constexpr (std::is_same_v<V, double> || std::is_same_v<decltype(a[0] + 0.0f), double>) {
+  } else if constexpr (std::is_same_v<V, double>) {  // (a[0] below is ill-formed for a scalar)
+    return acc + a * x;
+  } else if constexpr (std::is_same_v<decltype(a[0] + 0.0f), double>) {
     return acc + a * x;
   } else {
     // Lane by lane: GCC turns this into the vector FMA of the build's target.

@@ -8,6 +8,7 @@
 // bit for bit (only the lane width differs, never the per-element operations).
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/vec.h"
 
@@ -20,6 +21,18 @@
 #endif
 
 namespace cact::engine {
+
+// a in every lane of the vector type V, or a itself if V is its scalar type,
+// for fused_madd's operands (a − 0 is a for every a, -0 included, so the
+// subtraction folds away, unlike Lanes::splat's 0 + a, which turns -0 into +0).
+template <typename V, typename T>
+CACT_VEC_INLINE V broadcast(T a) {
+  if constexpr (std::is_same_v<V, T>) {
+    return a;
+  } else {
+    return a - V{};
+  }
+}
 
 // c ? a : b by bit masks. A plain ?: before float arithmetic lets GCC thread the
 // constant arm into a branch, and with -ftrapping-math (the default) it will not
