@@ -7,7 +7,8 @@
 
 #include "cact/error.h"
 #include "cact/tokenizer.h"
-#include "common/run_tool.h"
+#include "common/error_policy.h"
+#include "common/small_flags.h"
 #include "run.h"
 
 namespace {
@@ -36,32 +37,32 @@ std::string read_tools(const std::string& path) {
 
 int main(int argc, char** argv) {
   cact::run::Options o;
-  CLI::App cli{"cact-run: generate text with a .cact archive (default: the bundled license-tiny.cact)"};
-  cli.add_option("archive", o.archive, "the .cact file (default: the bundled models/license-tiny.cact)");
-  cli.add_option("-p,--prompt", o.prompt, "prompt text (bos is added in front)");
-  cli.add_flag("--chat", o.chat, "wrap the prompt in the Needle chat format");
-  cli.add_option("--system", o.system, "with --chat: system message");
-  cli.add_option("--tools", o.tools_file, "with --chat: JSON file with the tool list");
-  cli.add_option("-n,--max-tokens", o.max_tokens, "tokens to generate at most")->capture_default_str();
-  cli.add_option("--temperature", o.sampler.temperature, "0 = greedy")->capture_default_str();
-  cli.add_option("--top-k", o.sampler.top_k, "keep the k best ids (0 = all)")->capture_default_str();
-  cli.add_option("--top-p", o.sampler.top_p, "nucleus mass (1 = all)")->capture_default_str();
-  cli.add_option("--seed", o.sampler.seed, "sampling seed (same seed, same text)")->capture_default_str();
-  cli.add_option("--context", o.context, "positions for prompt + output (0 = prompt + --max-tokens, at most the archive's max_seq_len)");
-  cli.add_option("--sinks", o.sinks, "leading positions kept visible through the kv_window span");
-  cli.add_option("--kv-window", o.kv_window, "attention span when the archive leaves it open (kv_window 0)");
-  cli.add_option("--threads", o.threads, "threads of the engine (0 = the hardware concurrency; same output for any)");
-  cli.add_flag("--stats", o.stats, "print tokens, prefill/decode tok/s and peak RSS on stderr");
-  cli.add_flag("--json", o.json, "print one JSON result object instead of streaming text");
-  cli.add_flag("--scalar", o.scalar, "force the scalar kernels (also: CACT_KERNELS=scalar)");
-  cli.add_flag("--float", o.float_path, "run the float reference path");
-  cli.add_option("--dump-golden", o.dump_golden, "write golden top-10 logits (float + int8) for the prompt to FILE");
-  cli.add_option("--golden-steps", o.golden_steps, "with --dump-golden: greedy tokens after the prompt")
-      ->capture_default_str();
-  return cact::app::run_tool("cact-run", cli, argc, argv, [&] {
-    o.prompt_given = cli.count("--prompt") > 0;
+  cact::app::SmallFlags cli("cact-run", "cact-run: generate text with a .cact archive (default: the bundled license-tiny.cact)");
+  cli.positional("archive", &o.archive, "the .cact file (default: the bundled models/license-tiny.cact)");
+  cli.option("-p,--prompt", &o.prompt, "prompt text (bos is added in front)");
+  cli.flag("--chat", &o.chat, "wrap the prompt in the Needle chat format");
+  cli.option("--system", &o.system, "with --chat: system message");
+  cli.option("--tools", &o.tools_file, "with --chat: JSON file with the tool list");
+  cli.option("-n,--max-tokens", &o.max_tokens, "tokens to generate at most", true);
+  cli.option("--temperature", &o.sampler.temperature, "0 = greedy", true);
+  cli.option("--top-k", &o.sampler.top_k, "keep the k best ids (0 = all)", true);
+  cli.option("--top-p", &o.sampler.top_p, "nucleus mass (1 = all)", true);
+  cli.option("--seed", &o.sampler.seed, "sampling seed (same seed, same text)", true);
+  cli.option("--context", &o.context, "positions for prompt + output (0 = prompt + --max-tokens, at most the archive's max_seq_len)");
+  cli.option("--sinks", &o.sinks, "leading positions kept visible through the kv_window span");
+  cli.option("--kv-window", &o.kv_window, "attention span when the archive leaves it open (kv_window 0)");
+  cli.option("--threads", &o.threads, "threads of the engine (0 = the hardware concurrency; same output for any)");
+  cli.flag("--stats", &o.stats, "print tokens, prefill/decode tok/s and peak RSS on stderr");
+  cli.flag("--json", &o.json, "print one JSON result object instead of streaming text");
+  cli.flag("--scalar", &o.scalar, "force the scalar kernels (also: CACT_KERNELS=scalar)");
+  cli.flag("--float", &o.float_path, "run the float reference path");
+  cli.option("--dump-golden", &o.dump_golden, "write golden top-10 logits (float + int8) for the prompt to FILE");
+  cli.option("--golden-steps", &o.golden_steps, "with --dump-golden: greedy tokens after the prompt", true);
+  if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
+  return cact::app::run_guarded("cact-run", [&] {
+    o.prompt_given = cli.given("--prompt");
     if (!o.prompt_given) cact::fail("no prompt: pass -p TEXT");
-    if (!o.chat && (cli.count("--system") > 0 || cli.count("--tools") > 0)) {
+    if (!o.chat && (cli.given("--system") || cli.given("--tools"))) {
       cact::fail("--system and --tools need --chat");
     }
     const std::string archive = o.archive.empty() ? cact::run::default_model().string() : o.archive;

@@ -1,10 +1,8 @@
 #include "common/run_tool.h"
 
 #include <cstdio>
-#include <exception>
-#include <new>
 
-#include "cact/error.h"
+#include "common/error_policy.h"
 
 namespace cact::app {
 
@@ -19,16 +17,7 @@ int run_tool(const char* tool, CLI::App& cli, int argc, char** argv, const std::
     std::fprintf(stderr, "%s: %s (see --help)\n", tool, e.what());
     return 2;
   }
-  try {
-    return body();
-  } catch (const cact::Error& e) {
-    std::fprintf(stderr, "%s: %s\n", tool, e.what());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory\n", tool);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", tool, e.what());
-  }
-  return 1;
+  return run_guarded(tool, body);
 }
 
 }  // namespace cact::app

@@ -70,6 +70,13 @@ TEST_CASE("cact-run: bad input is one line and a non-zero exit") {
   };
   const std::vector<Case> cases{
       {{"-p", "x", "--no-such-flag"}, 2, "--no-such-flag"},
+      {{"-p", "x", "-n", "abc"}, 2, "-n: 'abc' is not a whole number"},
+      {{"-p", "x", "--top-k", "-1"}, 2, "--top-k: '-1' is not a whole number"},
+      {{"-p", "x", "--top-p", "nan"}, 2, "is not a finite number"},
+      {{"-p", "x", "-n"}, 2, "-n needs a value"},
+      {{"-p", "x", "-p", "y"}, 2, "-p given more than once"},
+      {{"-p", "x", "--json=yes"}, 2, "--json takes no value"},
+      {{"a.cact", "b.cact", "-p", "x"}, 2, "unexpected argument b.cact"},
       {{(dir / "missing.cact").string(), "-p", "x"}, 1, "missing.cact"},
       {{"-n", "3"}, 1, "no prompt"},
       {{"-p", "This program is free software", "--context", "3"}, 1, "does not fit the context of 3"},
@@ -87,6 +94,23 @@ TEST_CASE("cact-run: bad input is one line and a non-zero exit") {
     CHECK(r.err.find(c.says) != std::string::npos);
     CHECK(r.out.empty());
   }
+}
+
+TEST_CASE("cact-run --help lists every option; --name=value equals --name value") {
+  const auto h = run_app("cact-run", {"--help"});
+  CHECK(h.code == 0);
+  for (const char* name : {"--prompt", "--chat", "--system", "--tools", "--max-tokens", "--temperature", "--top-k",
+                           "--top-p", "--seed", "--context", "--sinks", "--kv-window", "--threads", "--stats", "--json",
+                           "--scalar", "--float", "--dump-golden", "--golden-steps"}) {
+    CHECK_MESSAGE(h.out.find(name) != std::string::npos, name);
+  }
+  const auto a = run_app("cact-run", {"-p", "Licensed under", "--max-tokens=4", "--json"});
+  const auto b = run_app("cact-run", {"-p", "Licensed under", "--max-tokens", "4", "--json"});
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  CHECK(ja["generated_tokens"] == 4);
+  CHECK(ja["generated_ids"] == jb["generated_ids"]);
 }
 
 TEST_CASE("cact-run sizes the session for prompt + -n unless --context is given") {
