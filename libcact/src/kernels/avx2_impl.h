@@ -476,37 +476,43 @@ inline void convert_norms(const uint8_t* half, size_t n, float* dst) {  // 8 at 
   for (; i < n; ++i) dst[i] = load_norm(half, i);
 }
 
-template <int R>
+template <int R, int kAhead = 1>
 inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
   float* dst = c.norms + size_t(r0 - c.row_begin) * c.groups;
   if (c.half != nullptr) {
     const size_t n = size_t(R) * c.groups;
     const uint8_t* src = c.half + 2 * size_t(r0) * c.groups;
-    if (r0 + 2 * uint32_t(R) <= c.rows) {  // the next tile's norms (as NextTilePrefetch)
-      for (size_t off = 0; off < 2 * n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(src + 2 * n + off), _MM_HINT_T0);
+    if (r0 + uint32_t(kAhead + 1) * uint32_t(R) <= c.rows) {  // as NextTilePrefetch<R, U, kAhead>
+      const uint8_t* next = src + 2 * n * size_t(kAhead);
+      for (size_t off = 0; off < 2 * n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(next + off), _MM_HINT_T0);
     }
     convert_norms(src, n, dst);
   }
   return dst;
 }
 
-// Software prefetch of the next tile's weights, rows [r0 + R, r0 + 2R): a
-// decode step streams its weights from beyond L2, and the hardware prefetcher
-// does not follow a tile's access pattern (32-64 bytes of each of R rows per
-// group). Those rows are contiguous (R * row_bytes bytes); each group
-// prefetches its 1/groups share, R * kBytes bytes. Only inside the matrix,
-// and only in 1-vector tiles: with several vectors the rows are reused from
-// L1 by the other vector blocks and the prefetches only cost (-10 % prefill).
-// Streamed [32768, 768] CQ2 matvec: 424 -> 321 us (avx512-vnni); two or four
-// tiles ahead paid less.
-template <int R, class U>
+// Software prefetch of a later tile's weights, rows [r0 + kAhead R,
+// r0 + (kAhead + 1) R): a decode step streams its weights from beyond L2, and
+// the hardware prefetcher does not follow a tile's access pattern (32-64
+// bytes of each of R rows per group). Those rows are contiguous (R * row_bytes
+// bytes); each group prefetches its 1/groups share, R * kBytes bytes. Only
+// inside the matrix, and only in 1-vector tiles: with several vectors the rows
+// are reused from L1 by the other vector blocks and the prefetches only cost
+// (-10 % prefill). Streamed [32768, 768] CQ2 matvec: 424 -> 321 us
+// (avx512-vnni, next tile); the 512-bit tiles go two tiles ahead (decode
+// shapes streamed, [768, 768] / [2304, 768] CQ2: 8.1 / 23.8 -> 7.3 / 21.3 us).
+// The first kAhead tiles of a call are prefetched by prefetch_first_tiles.
+constexpr int kAhead512 = 1;  // tiles ahead prefetched by the 1-vector 512-bit tiles
+
+template <int R, class U, int kAhead = 1>
 struct NextTilePrefetch {
   static constexpr size_t kChunk = size_t(R) * U::kBytes;
   const char* p;
   bool on;
   NextTilePrefetch(const MatmulCtx& c, uint32_t r0, bool wanted)
-      : p(reinterpret_cast<const char*>(c.packed)), on(wanted && r0 + 2 * uint32_t(R) <= c.rows) {
-    if (on) p = reinterpret_cast<const char*>(c.packed + size_t(r0 + R) * c.row_bytes);
+      : p(reinterpret_cast<const char*>(c.packed)),
+        on(wanted && r0 + uint32_t(kAhead + 1) * uint32_t(R) <= c.rows) {
+    if (on) p = reinterpret_cast<const char*>(c.packed + size_t(r0 + uint32_t(kAhead) * R) * c.row_bytes);
   }
   void group() {
     if (on) {
@@ -690,11 +696,11 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
   const uint32_t groups = c.groups;
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i vec_index = _mm512_load_si512(kVec);
-  const float* norms = tile_norms<R>(c, r0);
+  const float* norms = tile_norms<R, kAhead512>(c, r0);
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m512 acc = _mm512_setzero_ps();
-  NextTilePrefetch<R, U> prefetch(c, r0, V == 1);
+  NextTilePrefetch<R, U, kAhead512> prefetch(c, r0, V == 1);
   for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
     prefetch.group();
     __m512i dots[8];
@@ -715,9 +721,16 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
     }
     const size_t f = g * c.scale_stride + v0;  // 8 readable entries from here
     const __m512 norm = _mm512_i32gather_ps(norm_index, norms + g, 4);
-    const __m512 scale = _mm512_permutexvar_ps(vec_index, _mm512_castps256_ps512(_mm256_loadu_ps(c.scales + f)));
-    const __m512i corr = _mm512_permutexvar_epi32(
-        vec_index, _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c.corr + f))));
+    __m512 scale;
+    __m512i corr;
+    if constexpr (V == 1) {  // one vector: broadcasts from memory (load port) instead of vpermps/vpermd (port 5)
+      scale = _mm512_set1_ps(c.scales[f]);
+      corr = _mm512_set1_epi32(c.corr[f]);
+    } else {
+      scale = _mm512_permutexvar_ps(vec_index, _mm512_castps256_ps512(_mm256_loadu_ps(c.scales + f)));
+      corr = _mm512_permutexvar_epi32(
+          vec_index, _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c.corr + f))));
+    }
     const __m512 d = _mm512_cvtepi32_ps(_mm512_sub_epi32(reduce16(dots), corr));
     acc = _mm512_add_ps(acc, _mm512_mul_ps(d, _mm512_mul_ps(norm, scale)));
   }
@@ -784,6 +797,16 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   auto* scales = reinterpret_cast<float*>(base + act_total + round_up64(norm_count * sizeof(float)));
   auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
 
+  // One vector on the 512-bit tiles: the first kAhead512 tiles are not
+  // prefetched by an earlier tile, so ask for them (weights and norms) now;
+  // they arrive while the activations are permuted below.
+  if (kDot == Dot::kAvx512Vnni && a.count == 1) {
+    const uint32_t first_end = row_end - row_begin < 16 * kAhead512 ? row_end : row_begin + 16 * kAhead512;
+    const auto* wp = reinterpret_cast<const char*>(w.packed + size_t(row_begin) * w.row_bytes);
+    for (size_t off = 0; off < size_t(first_end - row_begin) * w.row_bytes; off += 64) _mm_prefetch(wp + off, _MM_HINT_T0);
+    const auto* np = reinterpret_cast<const char*>(w.norms + 2 * size_t(row_begin) * groups);
+    for (size_t off = 0; off < 2 * size_t(first_end - row_begin) * groups; off += 64) _mm_prefetch(np + off, _MM_HINT_T0);
+  }
   const PermuteMasks& pm = masks_for(iw);
   for (uint32_t v = 0; v < a.count; ++v) {
     for (uint32_t g = 0; g < groups; ++g) {
