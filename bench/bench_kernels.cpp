@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,10 +87,23 @@ std::string cpu_name() {
   return "unknown CPU";
 }
 
+// A blob copy at a 64-byte aligned address, as blobs are in an archive
+// (FORMAT.md); a std::vector of this size sits 16 bytes past a page boundary.
+struct AlignedBlob {
+  std::vector<uint8_t> storage;
+  size_t offset = 0, size = 0;
+  AlignedBlob() = default;
+  explicit AlignedBlob(const std::vector<uint8_t>& blob) : storage(blob.size() + 64), size(blob.size()) {
+    offset = (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+    std::memcpy(storage.data() + offset, blob.data(), size);
+  }
+  std::span<const uint8_t> span() const { return {storage.data() + offset, size}; }
+};
+
 struct Matrix {
   std::string label;
   uint32_t out, in, bits;
-  std::vector<uint8_t> blob;
+  AlignedBlob blob;
   codec::CqMatrix m;
   cact::kernels::Int8Codebook cb;
 };
@@ -97,13 +111,14 @@ struct Matrix {
 // Copies of a matrix's blob cycled call by call, so that every call streams
 // its weights from beyond L2 (as a decode step does).
 struct Copies {
-  std::vector<std::vector<uint8_t>> blobs;
+  std::vector<AlignedBlob> blobs;
   std::vector<codec::CqMatrix> views;
   size_t next = 0;
-  Copies(const std::vector<uint8_t>& blob, uint32_t out, uint32_t in, uint32_t bits, size_t total_bytes) {
-    const size_t n = std::max<size_t>(2, total_bytes / blob.size() + 1);
-    blobs.assign(n, blob);
-    for (auto& b : blobs) views.push_back(codec::view_matrix(b, out, in, bits));
+  Copies(const AlignedBlob& blob, uint32_t out, uint32_t in, uint32_t bits, size_t total_bytes) {
+    const size_t n = std::max<size_t>(2, total_bytes / blob.size + 1);
+    const std::vector<uint8_t> bytes(blob.span().begin(), blob.span().end());
+    for (size_t i = 0; i < n; ++i) blobs.emplace_back(bytes);
+    for (auto& b : blobs) views.push_back(codec::view_matrix(b.span(), out, in, bits));
   }
   const codec::CqMatrix& take() {
     const codec::CqMatrix& m = views[next];
@@ -131,8 +146,8 @@ Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) 
   std::vector<float> w(size_t(out) * in);
   for (auto& v : w) v = nd(rng);
   const auto codebook = codec::codebook_for(bits, codec::standard_codebooks());
-  mx.blob = codec::quantize_matrix(w.data(), out, in, bits, codebook);
-  mx.m = codec::view_matrix(mx.blob, out, in, bits);
+  mx.blob = AlignedBlob(codec::quantize_matrix(w.data(), out, in, bits, codebook));
+  mx.m = codec::view_matrix(mx.blob.span(), out, in, bits);
   mx.cb = cact::kernels::make_int8_codebook(codebook, bits);
   return mx;
 }
@@ -165,7 +180,7 @@ void decode_set(const std::vector<const KernelTable*>& tables, std::mt19937& rng
       for (size_t i = 0; i < tables.size(); ++i) {
         const double s = secs[i];
         std::printf("%-18s %-9s %-13s %10.2f %9.2f %9.2f\n", mx.label.c_str(), streamed ? "streamed" : "reused",
-                    tables[i]->name, s * 1e6, double(mx.blob.size()) / s / 1e9,
+                    tables[i]->name, s * 1e6, double(mx.blob.size) / s / 1e9,
                     double(mx.out) * mx.m.in_pad / s / 1e9);
       }
     }
@@ -254,7 +269,7 @@ int main(int argc, char** argv) {
         const double s = secs[i];
         const double macs = double(mx.out) * mx.m.in_pad * count;
         std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name,
-                    s * 1e6, double(mx.blob.size()) / s / 1e9, macs / s / 1e9, secs[0] / s);
+                    s * 1e6, double(mx.blob.size) / s / 1e9, macs / s / 1e9, secs[0] / s);
       }
     }
   }

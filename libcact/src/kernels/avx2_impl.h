@@ -343,8 +343,10 @@ const PermuteMasks& masks_for(uint32_t index_bits) {
 }
 
 // Permute one group of activations into the unpacker's order (`dst`, 128
-// bytes); with `dst_abs` also store |a| there (the AVX2 dot's unsigned operand).
-inline void permute_group(const PermuteMasks& pm, const int8_t* src, int8_t* dst, uint8_t* dst_abs) {
+// bytes: block k of 32 at dst + k * block_stride); with `dst_abs` also store
+// |a| there (the AVX2 dot's unsigned operand).
+inline void permute_group(const PermuteMasks& pm, const int8_t* src, int8_t* dst, uint8_t* dst_abs,
+                          size_t block_stride = 32) {
   __m256i chunk[8];
   for (int s = 0; s < 8; ++s) {
     chunk[s] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * s)));
@@ -355,7 +357,7 @@ inline void permute_group(const PermuteMasks& pm, const int8_t* src, int8_t* dst
       const __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(pm.m[k][s]));
       o = _mm256_or_si256(o, _mm256_shuffle_epi8(chunk[s], m));
     }
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32 * k), o);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + block_stride * size_t(k)), o);
     if (dst_abs != nullptr) _mm256_store_si256(reinterpret_cast<__m256i*>(dst_abs + 32 * k), _mm256_abs_epi8(o));
   }
 }
@@ -446,6 +448,7 @@ struct MatmulCtx {
   const int32_t* corr;     // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
   float* norms;            // float norms of rows [row_begin, row_end): [row - row_begin][groups]
   const uint8_t* half;     // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
+  bool paired;             // avx512-vnni, one vector, 2-bit indices: activations in cq_tile512_pairs' layout
   uint32_t row_begin;
   uint32_t rows;  // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
@@ -741,12 +744,85 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
   }
 }
 
+// One vector, CQ2 (and ternary): one row per zmm register holding two
+// consecutive groups (64 contiguous bytes, one load, no vinserti64x4), dotted
+// with the activations of the two groups in "paired" layout (block k of group
+// 2j in bytes [64k, 64k + 32) of pair j's 256 bytes, of group 2j + 1 in
+// [64k + 32, 64k + 64); cq_matmul lays them out so for this tile). Per pair of
+// groups, up to 16 rows: reduce16 of rows 0-7 and of rows 8-15 give lanes
+// (row 4 (t/2) + e, group 2j + t % 2) for lane 4t + e; one vpermt2d per group
+// puts the 16 rows of a group in lane order (lane = row). Then the scalar's
+// float math per group, in group order. An odd last group loads 32 bytes
+// (the upper half of the register is zero and its results unused).
+template <int R>
+void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
+  static_assert(R >= 1 && R <= 16);
+  // Lane = row; lanes past the tile read row 0's norms (valid memory, never stored).
+  constexpr auto lane_row = [](int lane) { return lane < R ? lane : 0; };
+  alignas(64) static constexpr int32_t kRow[16] = {lane_row(0),  lane_row(1),  lane_row(2),  lane_row(3),  lane_row(4),  lane_row(5),  lane_row(6),  lane_row(7),
+                                                   lane_row(8),  lane_row(9),  lane_row(10), lane_row(11), lane_row(12), lane_row(13), lane_row(14), lane_row(15)};
+  const uint32_t groups = c.groups;
+  const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
+  const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+  const __m512i second = _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+  const float* norms = tile_norms<R, kAhead512>(c, r0);
+  const size_t rb = c.row_bytes;
+  const uint8_t* packed = c.packed + size_t(r0) * rb;
+  const int8_t* act = c.act;
+  NextTilePrefetch<R, Unpack2, kAhead512> prefetch(c, r0, true);
+  __m512 acc = _mm512_setzero_ps();
+  const auto accumulate = [&](uint32_t g, __m512i dots) {  // lane = row
+    const size_t f = g * c.scale_stride;
+    const __m512 norm = _mm512_i32gather_ps(norm_index, norms + g, 4);
+    const __m512 d = _mm512_cvtepi32_ps(_mm512_sub_epi32(dots, _mm512_set1_epi32(c.corr[f])));
+    acc = _mm512_add_ps(acc, _mm512_mul_ps(d, _mm512_mul_ps(norm, _mm512_set1_ps(c.scales[f]))));
+  };
+  for (uint32_t g = 0; g < groups; g += 2, packed += 2 * Unpack2::kBytes, act += 2 * kG) {
+    const bool two = g + 1 < groups;
+    prefetch.group();
+    if (two) prefetch.group();
+    __m512i av[4];
+    for (int k = 0; k < 4; ++k) av[k] = _mm512_load_si512(act + 64 * k);
+    const auto half = [&](int r_first) {  // reduce16 of rows r_first .. r_first + 7
+      __m512i dots[8];
+      const uint8_t* row = packed + size_t(r_first) * rb;
+      for (int i = 0; i < 8; ++i, row += rb) {
+        if (r_first + i >= R) {
+          dots[i] = _mm512_setzero_si512();
+          continue;
+        }
+        const __m512i b = two ? _mm512_loadu_si512(row)
+                              : _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)));
+        __m512i w[4];
+        Unpack2::decode(b, t512, w);
+        __m512i sum = _mm512_setzero_si512();
+        for (int k = 0; k < 4; ++k) sum = _mm512_dpbusd_epi32(sum, w[k], av[k]);
+        dots[i] = sum;
+      }
+      return reduce16(dots);
+    };
+    const __m512i lo = half(0);
+    const __m512i hi = R > 8 ? half(8) : _mm512_setzero_si512();
+    accumulate(g, _mm512_permutex2var_epi32(lo, first, hi));
+    if (two) accumulate(g + 1, _mm512_permutex2var_epi32(lo, second, hi));
+  }
+  alignas(64) float res[16];
+  _mm512_store_ps(res, _mm512_mul_ps(acc, _mm512_set1_ps(c.cb_scale)));
+  for (int r = 0; r < R; ++r) c.y[r0 + uint32_t(r)] = res[r];
+}
+
 template <class U>
 struct Tiles512 {
   const MatmulCtx& c;
   __m512i t512[4];
   template <int R, int V>
   void tile(uint32_t r, uint32_t v0) const {
+    if constexpr (U::kBits == 2 && V == 1) {  // CQ2 and ternary, a call with one vector: paired layout
+      if (c.paired) {
+        cq_tile512_pairs<R>(c, t512, r);
+        return;
+      }
+    }
     cq_tile512<U, R, V>(c, t512, r, v0);
   }
 };
@@ -788,7 +864,8 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   const size_t norm_count = size_t(rows) * groups;
   const size_t stride = scale_stride(a.count);
   const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
-  const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes);
+  // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
+  const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
   auto* base = static_cast<uint8_t*>(
       tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes));
   auto* act = reinterpret_cast<int8_t*>(base);
@@ -808,10 +885,19 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
     for (size_t off = 0; off < 2 * size_t(first_end - row_begin) * groups; off += 64) _mm_prefetch(np + off, _MM_HINT_T0);
   }
   const PermuteMasks& pm = masks_for(iw);
+  // avx512-vnni, one vector, 2-bit indices: the paired layout of cq_tile512_pairs.
+  const bool paired = kDot == Dot::kAvx512Vnni && a.count == 1 && iw == 2;
+  if (paired && groups % 2 == 1) {  // the missing second group of the last pair
+    for (int k = 0; k < 4; ++k) std::memset(act + size_t(groups - 1) * kG + 64 * k + 32, 0, 32);
+  }
   for (uint32_t v = 0; v < a.count; ++v) {
     for (uint32_t g = 0; g < groups; ++g) {
       const size_t off = size_t(v) * w.in_pad + size_t(g) * kG;
-      permute_group(pm, activation_q(a) + off, act + off, kAbs ? act_abs + off : nullptr);
+      if (paired) {
+        permute_group(pm, activation_q(a) + off, act + size_t(g / 2) * 2 * kG + (g % 2) * 32, nullptr, 64);
+      } else {
+        permute_group(pm, activation_q(a) + off, act + off, kAbs ? act_abs + off : nullptr);
+      }
       if constexpr (!kAbs) corr[g * stride + v] = bias_correction(activation_q(a) + off);
     }
   }
@@ -841,6 +927,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.corr = corr;
   c.norms = norms;
   c.half = a.count == 1 ? w.norms : nullptr;
+  c.paired = paired;
   c.row_begin = row_begin;
   c.rows = w.out;
   c.scales = scales;
