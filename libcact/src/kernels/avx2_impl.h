@@ -479,43 +479,37 @@ inline void convert_norms(const uint8_t* half, size_t n, float* dst) {  // 8 at 
   for (; i < n; ++i) dst[i] = load_norm(half, i);
 }
 
-template <int R, int kAhead = 1>
+template <int R>
 inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
   float* dst = c.norms + size_t(r0 - c.row_begin) * c.groups;
   if (c.half != nullptr) {
     const size_t n = size_t(R) * c.groups;
     const uint8_t* src = c.half + 2 * size_t(r0) * c.groups;
-    if (r0 + uint32_t(kAhead + 1) * uint32_t(R) <= c.rows) {  // as NextTilePrefetch<R, U, kAhead>
-      const uint8_t* next = src + 2 * n * size_t(kAhead);
-      for (size_t off = 0; off < 2 * n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(next + off), _MM_HINT_T0);
+    if (r0 + 2 * uint32_t(R) <= c.rows) {  // the next tile's norms (as NextTilePrefetch)
+      for (size_t off = 0; off < 2 * n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(src + 2 * n + off), _MM_HINT_T0);
     }
     convert_norms(src, n, dst);
   }
   return dst;
 }
 
-// Software prefetch of a later tile's weights, rows [r0 + kAhead R,
-// r0 + (kAhead + 1) R): a decode step streams its weights from beyond L2, and
-// the hardware prefetcher does not follow a tile's access pattern (32-64
-// bytes of each of R rows per group). Those rows are contiguous (R * row_bytes
-// bytes); each group prefetches its 1/groups share, R * kBytes bytes. Only
-// inside the matrix, and only in 1-vector tiles: with several vectors the rows
-// are reused from L1 by the other vector blocks and the prefetches only cost
-// (-10 % prefill). Streamed [32768, 768] CQ2 matvec: 424 -> 321 us
-// (avx512-vnni, next tile); the 512-bit tiles go two tiles ahead (decode
-// shapes streamed, [768, 768] / [2304, 768] CQ2: 8.1 / 23.8 -> 7.3 / 21.3 us).
-// The first kAhead tiles of a call are prefetched by prefetch_first_tiles.
-constexpr int kAhead512 = 1;  // tiles ahead prefetched by the 1-vector 512-bit tiles
-
-template <int R, class U, int kAhead = 1>
+// Software prefetch of the next tile's weights, rows [r0 + R, r0 + 2R): a
+// decode step streams its weights from beyond L2, and the hardware prefetcher
+// does not follow a tile's access pattern (32-64 bytes of each of R rows per
+// group). Those rows are contiguous (R * row_bytes bytes); each group
+// prefetches its 1/groups share, R * kBytes bytes. Only inside the matrix,
+// and only in 1-vector tiles: with several vectors the rows are reused from
+// L1 by the other vector blocks and the prefetches only cost (-10 % prefill).
+// Streamed [32768, 768] CQ2 matvec: 424 -> 321 us (avx512-vnni); two or four
+// tiles ahead paid less.
+template <int R, class U>
 struct NextTilePrefetch {
   static constexpr size_t kChunk = size_t(R) * U::kBytes;
   const char* p;
   bool on;
   NextTilePrefetch(const MatmulCtx& c, uint32_t r0, bool wanted)
-      : p(reinterpret_cast<const char*>(c.packed)),
-        on(wanted && r0 + uint32_t(kAhead + 1) * uint32_t(R) <= c.rows) {
-    if (on) p = reinterpret_cast<const char*>(c.packed + size_t(r0 + uint32_t(kAhead) * R) * c.row_bytes);
+      : p(reinterpret_cast<const char*>(c.packed)), on(wanted && r0 + 2 * uint32_t(R) <= c.rows) {
+    if (on) p = reinterpret_cast<const char*>(c.packed + size_t(r0 + R) * c.row_bytes);
   }
   void group() {
     if (on) {
@@ -699,11 +693,11 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
   const uint32_t groups = c.groups;
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i vec_index = _mm512_load_si512(kVec);
-  const float* norms = tile_norms<R, kAhead512>(c, r0);
+  const float* norms = tile_norms<R>(c, r0);
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   __m512 acc = _mm512_setzero_ps();
-  NextTilePrefetch<R, U, kAhead512> prefetch(c, r0, V == 1);
+  NextTilePrefetch<R, U> prefetch(c, r0, V == 1);
   for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
     prefetch.group();
     __m512i dots[8];
@@ -765,11 +759,11 @@ void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
   const __m512i second = _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-  const float* norms = tile_norms<R, kAhead512>(c, r0);
+  const float* norms = tile_norms<R>(c, r0);
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   const int8_t* act = c.act;
-  NextTilePrefetch<R, Unpack2, kAhead512> prefetch(c, r0, true);
+  NextTilePrefetch<R, Unpack2> prefetch(c, r0, true);
   __m512 acc = _mm512_setzero_ps();
   const auto accumulate = [&](uint32_t g, __m512i dots) {  // lane = row
     const size_t f = g * c.scale_stride;
@@ -874,16 +868,6 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   auto* scales = reinterpret_cast<float*>(base + act_total + round_up64(norm_count * sizeof(float)));
   auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
 
-  // One vector on the 512-bit tiles: the first kAhead512 tiles are not
-  // prefetched by an earlier tile, so ask for them (weights and norms) now;
-  // they arrive while the activations are permuted below.
-  if (kDot == Dot::kAvx512Vnni && a.count == 1) {
-    const uint32_t first_end = row_end - row_begin < 16 * kAhead512 ? row_end : row_begin + 16 * kAhead512;
-    const auto* wp = reinterpret_cast<const char*>(w.packed + size_t(row_begin) * w.row_bytes);
-    for (size_t off = 0; off < size_t(first_end - row_begin) * w.row_bytes; off += 64) _mm_prefetch(wp + off, _MM_HINT_T0);
-    const auto* np = reinterpret_cast<const char*>(w.norms + 2 * size_t(row_begin) * groups);
-    for (size_t off = 0; off < 2 * size_t(first_end - row_begin) * groups; off += 64) _mm_prefetch(np + off, _MM_HINT_T0);
-  }
   const PermuteMasks& pm = masks_for(iw);
   // avx512-vnni, one vector, 2-bit indices: the paired layout of cq_tile512_pairs.
   const bool paired = kDot == Dot::kAvx512Vnni && a.count == 1 && iw == 2;
