@@ -147,47 +147,86 @@ inline __m512i round_clamp(__m512 y) {  // as the __m256 version above (same pro
   return _mm512_add_epi32(t, _mm512_cvttps_epi32(_mm512_add_ps(f, f)));
 }
 
-void quantize_group512(const float* src, int8_t* q, float* scale_out) {
-  __m512 x[8];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
-    __m512 v = _mm512_loadu_ps(src + 16 * i);
+// N groups at once (N = 1..3): the same operations per group, written side
+// by side so that their dependency chains (FWHT, absmax, the scalar division,
+// rounding) overlap; one group's chain alone left the ports idle for much of
+// its ~200 cycles. quantize_activations 1 x 768 / 1 x 3072: 0.40 / 1.61 ->
+// 0.24 / 0.98 us (two at a time: 0.27 / 1.05).
+template <int N>
+void quantize_groups512(const float* const src[N], int8_t* const q[N], float* const scale_out[N]) {
+  __m512 x[N][8];
+#pragma GCC unroll 24
+  for (int i = 0; i < 8 * N; ++i) {
+    __m512 v = _mm512_loadu_ps(src[i / 8] + 16 * (i % 8));
     v = butterfly_in_register<0xAAAA>(v, _mm512_permute_ps(v, 0xB1));          // half = 1
     v = butterfly_in_register<0xCCCC>(v, _mm512_permute_ps(v, 0x4E));          // half = 2
     v = butterfly_in_register<0xF0F0>(v, _mm512_shuffle_f32x4(v, v, 0xB1));    // half = 4
     v = butterfly_in_register<0xFF00>(v, _mm512_shuffle_f32x4(v, v, 0x4E));    // half = 8
-    x[i] = v;
+    x[i / 8][i % 8] = v;
   }
   // half = 16 .. 64: whole registers (spelled out: GCC kept x[] on the stack for the loop form)
-  const auto stage = [&x](int i, int h) {
-    const __m512 a = x[i];
-    const __m512 b = x[i + h];
-    x[i] = _mm512_add_ps(a, b);
-    x[i + h] = _mm512_sub_ps(a, b);
+  const auto stage = [&x](int n, int i, int h) {
+    const __m512 a = x[n][i];
+    const __m512 b = x[n][i + h];
+    x[n][i] = _mm512_add_ps(a, b);
+    x[n][i + h] = _mm512_sub_ps(a, b);
   };
-  stage(0, 1), stage(2, 1), stage(4, 1), stage(6, 1);
-  stage(0, 2), stage(1, 2), stage(4, 2), stage(5, 2);
-  stage(0, 4), stage(1, 4), stage(2, 4), stage(3, 4);
+  for (int n = 0; n < N; ++n) stage(n, 0, 1), stage(n, 2, 1), stage(n, 4, 1), stage(n, 6, 1);
+  for (int n = 0; n < N; ++n) stage(n, 0, 2), stage(n, 1, 2), stage(n, 4, 2), stage(n, 5, 2);
+  for (int n = 0; n < N; ++n) stage(n, 0, 4), stage(n, 1, 4), stage(n, 2, 4), stage(n, 3, 4);
   const __m512 scale = _mm512_set1_ps(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht
-  __m512 m = _mm512_setzero_ps();
+  __m512 vinv[N];
+  for (int n = 0; n < N; ++n) {
+    __m512 m[8];
 #pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
-    x[i] = _mm512_mul_ps(x[i], scale);
-    m = _mm512_max_ps(m, _mm512_abs_ps(x[i]));
+    for (int i = 0; i < 8; ++i) {
+      x[n][i] = _mm512_mul_ps(x[n][i], scale);
+      m[i] = _mm512_abs_ps(x[n][i]);
+    }
+    // max is exact in any order: a tree, not a chain of 8
+    const __m512 m4 = _mm512_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])),
+                                    _mm512_max_ps(_mm512_max_ps(m[4], m[5]), _mm512_max_ps(m[6], m[7])));
+    const float absmax = _mm512_reduce_max_ps(m4);
+    const float s = absmax / 127.0f;
+    const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+    vinv[n] = _mm512_set1_ps(inv);
+    *scale_out[n] = s;
   }
-  const float absmax = _mm512_reduce_max_ps(m);
-  const float s = absmax / 127.0f;
-  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
-  const __m512 vinv = _mm512_set1_ps(inv);
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16 * i), _mm512_cvtepi32_epi8(round_clamp(_mm512_mul_ps(x[i], vinv))));
+#pragma GCC unroll 24
+  for (int i = 0; i < 8 * N; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q[i / 8] + 16 * (i % 8)),
+                     _mm512_cvtepi32_epi8(round_clamp(_mm512_mul_ps(x[i / 8][i % 8], vinv[i / 8]))));
   }
-  *scale_out = s;
 }
 
+void quantize_group512(const float* src, int8_t* q, float* scale_out) {
+  quantize_groups512<1>(&src, &q, &scale_out);
+}
+
+// quantize_activations_by_group with the whole groups of a vector three at a time.
 void quantize_activations512(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
-  quantize_activations_by_group<quantize_group512>(x, in, count, out);
+  if (in % kG != 0) {  // a ragged last group: the shared loop pads it
+    quantize_activations_by_group<quantize_group512>(x, in, count, out);
+    return;
+  }
+  prepare_activations(in, count, out);
+  const uint32_t groups = out.in_pad / kG;
+  for (uint32_t v = 0; v < count; ++v) {
+    const float* src = x + size_t(v) * in;
+    int8_t* q = activation_q(out) + size_t(v) * out.in_pad;
+    float* scales = activation_scale(out) + size_t(v) * groups;
+    for (uint32_t g = 0; g < groups;) {
+      const uint32_t n = groups - g < 3 ? groups - g : 3;
+      const float* s3[3];
+      int8_t* q3[3];
+      float* sc3[3];
+      for (uint32_t i = 0; i < n; ++i) s3[i] = src + (g + i) * kG, q3[i] = q + (g + i) * kG, sc3[i] = scales + g + i;
+      if (n == 3) quantize_groups512<3>(s3, q3, sc3);
+      if (n == 2) quantize_groups512<2>(s3, q3, sc3);
+      if (n == 1) quantize_groups512<1>(s3, q3, sc3);
+      g += n;
+    }
+  }
 }
 #endif  // AVX512F
 
