@@ -12,7 +12,8 @@
 //     --tables    only these tables (and always scalar, the reference of "x scalar"
 //                 unless --decode is given)
 //     --decode    the decode set instead: one vector, the matrix shapes of a decode
-//                 step ([768, 768], [2304, 768], [768, 3072] CQ2, [8192, 768] CQ4),
+//                 step ([768, 768], [2304, 768], [768, 3072] CQ2, [8192, 768] CQ4,
+//                 the 4- and 24-row [n, 3072] CQ4 slices of the mHC Phi matrices),
 //                 each resident in L2 (the same matrix every call) and streamed
 //                 (copies of it cycled so that >= 48 MB pass between reuses), plus
 //                 the 1-vector activation quantiser
@@ -157,7 +158,7 @@ void decode_set(const std::vector<const KernelTable*>& tables, std::mt19937& rng
   struct Shape {
     uint32_t out, in, bits;
   };
-  const Shape shapes[] = {{768, 768, 2}, {2304, 768, 2}, {768, 3072, 2}, {8192, 768, 4}};
+  const Shape shapes[] = {{768, 768, 2}, {2304, 768, 2}, {768, 3072, 2}, {8192, 768, 4}, {4, 3072, 4}, {24, 3072, 4}};
   std::printf("%-18s %-9s %-13s %10s %9s %9s\n", "matrix", "weights", "table", "us/call", "GB/s", "GMAC/s");
   for (const Shape& sh : shapes) {
     Matrix mx = make_matrix(sh.out, sh.in, sh.bits, rng);
