@@ -382,10 +382,8 @@ const PermuteMasks& masks_for(uint32_t index_bits) {
 }
 
 // Permute one group of activations into the unpacker's order (`dst`, 128
-// bytes: block k of 32 at dst + k * block_stride); with `dst_abs` also store
-// |a| there (the AVX2 dot's unsigned operand).
-inline void permute_group(const PermuteMasks& pm, const int8_t* src, int8_t* dst, uint8_t* dst_abs,
-                          size_t block_stride = 32) {
+// bytes); with `dst_abs` also store |a| there (the AVX2 dot's unsigned operand).
+inline void permute_group(const PermuteMasks& pm, const int8_t* src, int8_t* dst, uint8_t* dst_abs) {
   __m256i chunk[8];
   for (int s = 0; s < 8; ++s) {
     chunk[s] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * s)));
@@ -396,7 +394,7 @@ inline void permute_group(const PermuteMasks& pm, const int8_t* src, int8_t* dst
       const __m256i m = _mm256_load_si256(reinterpret_cast<const __m256i*>(pm.m[k][s]));
       o = _mm256_or_si256(o, _mm256_shuffle_epi8(chunk[s], m));
     }
-    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + block_stride * size_t(k)), o);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 32 * k), o);
     if (dst_abs != nullptr) _mm256_store_si256(reinterpret_cast<__m256i*>(dst_abs + 32 * k), _mm256_abs_epi8(o));
   }
 }
@@ -414,6 +412,46 @@ inline int32_t bias_correction(const int8_t* src) {
   t = _mm_add_epi64(t, _mm_unpackhi_epi64(t, t));
   return 128 * (_mm_cvtsi128_si32(t) - 128 * 128);
 }
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+// The same program on zmm registers (avx512-vnni): output register h holds
+// blocks 2h and 2h + 1, the source chunks are broadcast to all four 128-bit
+// lanes; 16 vpshufb instead of 32 per group.
+struct PermuteMasks512 {
+  alignas(64) int8_t m[2][8][64];
+};
+
+const PermuteMasks512& masks512_for(uint32_t index_bits) {
+  const auto widen = [](const PermuteMasks& pm) {
+    PermuteMasks512 w{};
+    for (int h = 0; h < 2; ++h) {
+      for (int src = 0; src < 8; ++src) {
+        for (int j = 0; j < 64; ++j) w.m[h][src][j] = pm.m[2 * h + j / 32][src][j % 32];
+      }
+    }
+    return w;
+  };
+  static const PermuteMasks512 masks[4] = {widen(masks_for(1)), widen(masks_for(2)), widen(masks_for(3)),
+                                           widen(masks_for(4))};
+  return masks[index_bits - 1];
+}
+
+inline void permute_group512(const PermuteMasks512& pm, const int8_t* src, int8_t* dst, size_t block_stride) {
+  __m512i chunk[8];
+  for (int c = 0; c < 8; ++c) chunk[c] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * c)));
+  for (int h = 0; h < 2; ++h) {
+    __m512i o = _mm512_setzero_si512();
+    for (int c = 0; c < 8; ++c) o = _mm512_or_si512(o, _mm512_shuffle_epi8(chunk[c], _mm512_load_si512(pm.m[h][c])));
+    int8_t* out = dst + block_stride * size_t(2 * h);
+    if (block_stride == 32) {
+      _mm512_store_si512(out, o);
+    } else {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(o));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out + block_stride), _mm512_extracti64x4_epi64(o, 1));
+    }
+  }
+}
+#endif
 
 thread_local SimdScratch tls_scratch;
 
@@ -908,6 +946,9 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
 
   const PermuteMasks& pm = masks_for(iw);
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+  const PermuteMasks512& pm512 = masks512_for(iw);
+#endif
   // avx512-vnni, one vector, 2-bit indices: the paired layout of cq_tile512_pairs.
   const bool paired = kDot == Dot::kAvx512Vnni && a.count == 1 && iw == 2;
   if (paired && groups % 2 == 1) {  // the missing second group of the last pair
@@ -916,8 +957,14 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   for (uint32_t v = 0; v < a.count; ++v) {
     for (uint32_t g = 0; g < groups; ++g) {
       const size_t off = size_t(v) * w.in_pad + size_t(g) * kG;
-      if (paired) {
-        permute_group(pm, activation_q(a) + off, act + size_t(g / 2) * 2 * kG + (g % 2) * 32, nullptr, 64);
+      if constexpr (kDot == Dot::kAvx512Vnni) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+        if (paired) {
+          permute_group512(pm512, activation_q(a) + off, act + size_t(g / 2) * 2 * kG + (g % 2) * 32, 64);
+        } else {
+          permute_group512(pm512, activation_q(a) + off, act + off, 32);
+        }
+#endif
       } else {
         permute_group(pm, activation_q(a) + off, act + off, kAbs ? act_abs + off : nullptr);
       }
