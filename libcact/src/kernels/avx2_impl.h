@@ -548,7 +548,7 @@ inline float load_norm(const uint8_t* half, size_t i) {
 // uses them, so the loads overlap the previous tile's weight stream instead of
 // stalling a separate pass over the row range. The conversion is exact either
 // way, so the float math is unchanged.
-inline void convert_norms(const uint8_t* half, size_t n, float* dst) {  // 8 at a time
+__attribute__((always_inline)) inline void convert_norms(const uint8_t* half, size_t n, float* dst) {  // 8 at a time
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half + 2 * i))));
@@ -557,7 +557,7 @@ inline void convert_norms(const uint8_t* half, size_t n, float* dst) {  // 8 at 
 }
 
 template <int R>
-inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
+__attribute__((always_inline)) inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
   float* dst = c.norms + size_t(r0 - c.row_begin) * c.groups;
   if (c.half != nullptr) {
     const size_t n = size_t(R) * c.groups;
@@ -740,7 +740,9 @@ struct Lanes512 {
 };
 
 // Lane L = 4t + e of the result: sum of the 8 lanes of half t % 2 of a[4(t/2) + e].
-inline __m512i reduce16(const __m512i a[8]) {
+// (Always inlined: called out of line, its 8 inputs went through the stack;
+// GCC stopped inlining it once the tiles had more callers.)
+__attribute__((always_inline)) inline __m512i reduce16(const __m512i a[8]) {
   __m512i x[4], y[2];
   for (int i = 0; i < 4; ++i) {  // per 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3]
     x[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * i], a[2 * i + 1]),
