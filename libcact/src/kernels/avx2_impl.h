@@ -935,7 +935,10 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   const uint32_t rows = row_end - row_begin;
   const size_t act_bytes = size_t(a.count) * w.in_pad;
   const size_t norm_count = size_t(rows) * groups;
-  const size_t stride = scale_stride(a.count);
+  // The 512-bit 1-vector tiles read one scale and one correction per group
+  // (broadcasts), so with one vector those are stored unpadded ([group]).
+  const bool compact = kDot == Dot::kAvx512Vnni && a.count == 1;
+  const size_t stride = compact ? 1 : scale_stride(a.count);
   const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
   // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
   const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
@@ -982,7 +985,11 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   // convert them all here, 8 at a time; with one, each tile converts its own
   // rows (tile_norms).
   if (a.count > 1) convert_norms(w.norms + 2 * size_t(row_begin) * groups, norm_count, norms);
-  transpose_scales(a, scales);
+  if (compact) {
+    std::memcpy(scales, activation_scale(a), groups * sizeof(float));
+  } else {
+    transpose_scales(a, scales);
+  }
 
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
