@@ -7,10 +7,19 @@
 // FP16 norms) streamed per call, GMAC/s, and the speed-up over the scalar
 // table from the same run.
 //
-//   bench_kernels [--min-time SECONDS]   (default 0.25 per measurement)
-//   bench_kernels --prefill [--min-time S]  prefill products only ([768, 768],
-//     [2304, 768], [768, 3072], CQ2 and CQ4, 16 / 32 / 64 vectors), every SIMD
-//     table (no scalar: too slow), "x vnni" = speed-up over avx512-vnni.
+//   bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill]
+//     --min-time  per measurement (default 0.25)
+//     --tables    only these tables (and always scalar, the reference of "x scalar"
+//                 unless --decode is given)
+//     --decode    the decode set instead: one vector, the matrix shapes of a decode
+//                 step ([768, 768], [2304, 768], [768, 3072] CQ2, [8192, 768] CQ4,
+//                 the 4- and 24-row [n, 3072] CQ4 slices of the mHC Phi matrices),
+//                 each resident in L2 (the same matrix every call) and streamed
+//                 (copies of it cycled so that >= 48 MB pass between reuses), plus
+//                 the 1-vector activation quantiser
+//     --prefill   the prefill set instead: [768, 768], [2304, 768], [768, 3072],
+//                 CQ2 and CQ4, 16 / 32 / 64 vectors, the SIMD tables (no scalar: too
+//                 slow), "x vnni" = speed-up over avx512-vnni
 #include <algorithm>
 #include <ctime>
 #include <functional>
@@ -18,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <random>
 #include <string>
 #include <vector>
@@ -81,13 +91,56 @@ std::string cpu_name() {
   return "unknown CPU";
 }
 
+// A blob copy at a 64-byte aligned address, as blobs are in an archive
+// (FORMAT.md); a std::vector of this size sits 16 bytes past a page boundary.
+struct AlignedBlob {
+  std::vector<uint8_t> storage;
+  size_t offset = 0, size = 0;
+  AlignedBlob() = default;
+  explicit AlignedBlob(const std::vector<uint8_t>& blob) : storage(blob.size() + 64), size(blob.size()) {
+    offset = (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+    std::memcpy(storage.data() + offset, blob.data(), size);
+  }
+  std::span<const uint8_t> span() const { return {storage.data() + offset, size}; }
+};
+
 struct Matrix {
   std::string label;
   uint32_t out, in, bits;
-  std::vector<uint8_t> blob;
+  AlignedBlob blob;
   codec::CqMatrix m;
   cact::kernels::Int8Codebook cb;
 };
+
+// Copies of a matrix's blob cycled call by call, so that every call streams
+// its weights from beyond L2 (as a decode step does).
+struct Copies {
+  std::vector<AlignedBlob> blobs;
+  std::vector<codec::CqMatrix> views;
+  size_t next = 0;
+  Copies(const AlignedBlob& blob, uint32_t out, uint32_t in, uint32_t bits, size_t total_bytes) {
+    const size_t n = std::max<size_t>(2, total_bytes / blob.size + 1);
+    const std::vector<uint8_t> bytes(blob.span().begin(), blob.span().end());
+    for (size_t i = 0; i < n; ++i) blobs.emplace_back(bytes);
+    for (auto& b : blobs) views.push_back(codec::view_matrix(b.span(), out, in, bits));
+  }
+  const codec::CqMatrix& take() {
+    const codec::CqMatrix& m = views[next];
+    next = next + 1 == views.size() ? 0 : next + 1;
+    return m;
+  }
+};
+
+bool table_wanted(const KernelTable* t, const std::string& wanted, bool keep_scalar) {
+  if (wanted.empty() || (keep_scalar && std::strcmp(t->name, "scalar") == 0)) return true;
+  size_t pos = 0;
+  while (pos <= wanted.size()) {
+    const size_t comma = std::min(wanted.find(',', pos), wanted.size());
+    if (wanted.compare(pos, comma - pos, t->name) == 0) return true;
+    pos = comma + 1;
+  }
+  return false;
+}
 
 Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) {
   char label[64];  // (snprintf, not string +: GCC 12 -Wrestrict false positive at -O3)
@@ -97,16 +150,14 @@ Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) 
   std::vector<float> w(size_t(out) * in);
   for (auto& v : w) v = nd(rng);
   const auto codebook = codec::codebook_for(bits, codec::standard_codebooks());
-  mx.blob = codec::quantize_matrix(w.data(), out, in, bits, codebook);
-  mx.m = codec::view_matrix(mx.blob, out, in, bits);
+  mx.blob = AlignedBlob(codec::quantize_matrix(w.data(), out, in, bits, codebook));
+  mx.m = codec::view_matrix(mx.blob.span(), out, in, bits);
   mx.cb = cact::kernels::make_int8_codebook(codebook, bits);
   return mx;
 }
 
 // Multi-vector products of a prefill chunk on the SIMD tables (AMX among them).
-void bench_prefill(std::mt19937& rng) {
-  auto tables = cact::kernels::available_kernels();
-  tables.erase(tables.begin());  // scalar
+void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
   size_t ref = 0;
   for (size_t i = 0; i < tables.size(); ++i) {
     if (std::strcmp(tables[i]->name, "avx512-vnni") == 0) ref = i;
@@ -141,33 +192,95 @@ void bench_prefill(std::mt19937& rng) {
   }
 }
 
+// The decode set (--decode): 1-vector products, L2-resident and streamed.
+void decode_set(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
+  struct Shape {
+    uint32_t out, in, bits;
+  };
+  const Shape shapes[] = {{768, 768, 2}, {2304, 768, 2}, {768, 3072, 2}, {8192, 768, 4}, {4, 3072, 4}, {24, 3072, 4}};
+  std::printf("%-18s %-9s %-13s %10s %9s %9s\n", "matrix", "weights", "table", "us/call", "GB/s", "GMAC/s");
+  for (const Shape& sh : shapes) {
+    Matrix mx = make_matrix(sh.out, sh.in, sh.bits, rng);
+    Copies copies(mx.blob, sh.out, sh.in, sh.bits, size_t(48) << 20);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(sh.in);
+    for (auto& v : x) v = nd(rng);
+    std::vector<float> y(sh.out);
+    std::vector<QuantizedActivations> acts(tables.size());
+    for (size_t i = 0; i < tables.size(); ++i) tables[i]->quantize_activations(x.data(), sh.in, 1, acts[i]);
+    for (bool streamed : {false, true}) {
+      std::vector<std::function<void()>> fns;
+      for (size_t i = 0; i < tables.size(); ++i) {
+        fns.emplace_back([&, i, streamed] {
+          tables[i]->cq_matmul(streamed ? copies.take() : mx.m, mx.cb, acts[i], 0, mx.out, y.data(), mx.out);
+          g_sink = g_sink + y[0];
+        });
+      }
+      const auto secs = seconds_per_call(fns);
+      for (size_t i = 0; i < tables.size(); ++i) {
+        const double s = secs[i];
+        std::printf("%-18s %-9s %-13s %10.2f %9.2f %9.2f\n", mx.label.c_str(), streamed ? "streamed" : "reused",
+                    tables[i]->name, s * 1e6, double(mx.blob.size) / s / 1e9,
+                    double(mx.out) * mx.m.in_pad / s / 1e9);
+      }
+    }
+  }
+  for (uint32_t in : {768u, 3072u}) {
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(in);
+    for (auto& v : x) v = nd(rng);
+    std::vector<QuantizedActivations> acts(tables.size());
+    std::vector<std::function<void()>> fns;
+    for (size_t i = 0; i < tables.size(); ++i) {
+      fns.emplace_back([&, i] {
+        tables[i]->quantize_activations(x.data(), in, 1, acts[i]);
+        g_sink = g_sink + acts[i].scale[0];
+      });
+    }
+    const auto secs = seconds_per_call(fns);
+    for (size_t i = 0; i < tables.size(); ++i) {
+      std::printf("quantize_activations 1 x %-8u %-13s %10.3f\n", in, tables[i]->name, secs[i] * 1e6);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool prefill = false;
+  std::string wanted;
+  bool decode = false, prefill = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) {
       g_min_time = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--tables") == 0 && i + 1 < argc) {
+      wanted = argv[++i];
+    } else if (std::strcmp(argv[i], "--decode") == 0) {
+      decode = true;
     } else if (std::strcmp(argv[i], "--prefill") == 0) {
       prefill = true;
     } else {
-      std::fprintf(stderr, "usage: bench_kernels [--prefill] [--min-time SECONDS]\n");
+      std::fprintf(stderr, "usage: bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill]\n");
       return 2;
     }
   }
-  if (prefill) {
-    std::mt19937 rng(42);
-    std::printf("CPU: %s (one thread, thread CPU time, best of 5 interleaved rounds, min time %.2f s)\n\n",
-                cpu_name().c_str(), g_min_time);
-    bench_prefill(rng);
-    return 0;
+  std::vector<const KernelTable*> tables;
+  for (const KernelTable* t : cact::kernels::available_kernels()) {
+    if (prefill && std::strcmp(t->name, "scalar") == 0) continue;
+    if (table_wanted(t, wanted, !decode && !prefill)) tables.push_back(t);
   }
-  const auto tables = cact::kernels::available_kernels();
   std::printf("CPU: %s\ntables:", cpu_name().c_str());
   for (const KernelTable* t : tables) std::printf(" %s", t->name);
   std::printf("  (one thread, thread CPU time, best of 5 interleaved rounds, min time %.2f s)\n\n", g_min_time);
 
   std::mt19937 rng(42);
+  if (decode) {
+    decode_set(tables, rng);
+    return 0;
+  }
+  if (prefill) {
+    bench_prefill(tables, rng);
+    return 0;
+  }
   std::vector<Matrix> matrices;
   for (uint32_t bits : {2u, 4u}) {
     matrices.push_back(make_matrix(768, 768, bits, rng));
@@ -203,7 +316,7 @@ int main(int argc, char** argv) {
         const double s = secs[i];
         const double macs = double(mx.out) * mx.m.in_pad * count;
         std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name,
-                    s * 1e6, double(mx.blob.size()) / s / 1e9, macs / s / 1e9, secs[0] / s);
+                    s * 1e6, double(mx.blob.size) / s / 1e9, macs / s / 1e9, secs[0] / s);
       }
     }
   }

@@ -197,12 +197,25 @@ inline void quantize_activations_by_group(const float* x, uint32_t in, uint32_t 
 
 // The tiling of a CQ product, shared by every ISA: `Tiles` provides
 // `template <int R, int V> void tile(uint32_t row, uint32_t v0) const`, which
-// computes R rows for V vectors. Rows go in tiles of R, leftovers in tiles of
-// 2 rows (when R > 2), then one at a time.
+// computes R rows for V vectors. Rows go in tiles of R, leftovers in one tile
+// of 8 and one of 4 rows (when R > 8: the 512-bit 1-vector tiles, whose
+// per-group reduction costs the same for 2 rows as for 16; the 4-row Phi
+// slices of needle3 ran as 2 x 2 rows), then tiles of 2 rows (when R > 2),
+// then one at a time.
 template <int R, int V, class Tiles>
 inline void tile_rows(const Tiles& t, uint32_t row_begin, uint32_t row_end, uint32_t v0) {
   uint32_t r = row_begin;
   for (; r + R <= row_end; r += R) t.template tile<R, V>(r, v0);
+  if constexpr (R > 8) {
+    if (r + 8 <= row_end) {
+      t.template tile<8, V>(r, v0);
+      r += 8;
+    }
+    if (r + 4 <= row_end) {
+      t.template tile<4, V>(r, v0);
+      r += 4;
+    }
+  }
   if constexpr (R > 2) {
     for (; r + 2 <= row_end; r += 2) t.template tile<2, V>(r, v0);
   }
