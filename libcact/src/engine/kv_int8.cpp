@@ -273,7 +273,7 @@ CACT_VEC_INLINE void value_tile(float* out, uint32_t dv, const float* w, const f
     for (uint32_t c = 0; c < NV; ++c) x[c] = W::load(v + i * dv + j0 + c * L);
 #pragma GCC unroll 8
     for (uint32_t h = 0; h < HB; ++h) {
-      const typename W::V a = W::splat(w[h * kBlock + i]);
+      const typename W::V a = w[h * kBlock + i] - typename W::V{};  // w − (+0) = w: a plain broadcast
 #pragma GCC unroll 4
       for (uint32_t c = 0; c < NV; ++c) acc[h][c] = fused_madd(a, x[c], acc[h][c]);
     }
