@@ -216,12 +216,16 @@ CACT_VEC_INLINE void score_tile(const uint8_t* kt, uint32_t dq4, const int8_t* q
 // past n count as −inf for the maximum and add +0 to the partial sums (which
 // leaves them unchanged). Reads and writes up to 15 floats past x[n − 1] (the
 // score rows' margin).
+template <typename I, typename F>
+CACT_VEC_INLINE F select(const I& mask, const F& a, const F& b) {
+  return (F)(((I)a & mask) | ((I)b & ~mask));
+}
+
 CACT_VEC_INLINE void softmax_row(float* x, uint32_t n) {
   if (n == 0) return;
   constexpr uint32_t L = 16;
   using F = VecOf<float, L>::type;
   using I = VecOf<int32_t, L>::type;
-  const auto select = [](I mask, F a, F b) { return (F)(((I)a & mask) | ((I)b & ~mask)); };
   I lane;
   for (uint32_t k = 0; k < L; ++k) lane[k] = int32_t(k);
   const F minus_inf = F{} - std::numeric_limits<float>::infinity();
@@ -309,21 +313,27 @@ CACT_VEC_INLINE void multiply(float* __restrict out, const float* __restrict a, 
   for (uint32_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
 }
 
-// Calls f(t, first, last, own) for each token t and each of its ranges that
-// meets positions [p0, p1): the common positions [first, last) and the own
-// index (among t's visible positions) of `first`.
-template <typename F>
-CACT_VEC_INLINE void for_each_visible(const Int8Pass& p, uint32_t p0, uint32_t p1, F&& f) {
+// Where token t sees positions [a, b) of a block, at its own index `own` for a.
+struct Visible {
+  uint32_t t, a, b, own;
+};
+
+// The (token, range) pairs that meet positions [p0, p1), into out (room for
+// 2 · tokens); returns their count. (No lambdas in the width-specific bodies:
+// a lambda is compiled without the body's target.)
+CACT_VEC_INLINE uint32_t visible_in(const Int8Pass& p, uint32_t p0, uint32_t p1, Visible* out) {
+  uint32_t n = 0;
   for (uint32_t t = 0; t < p.tokens; ++t) {
     const TokenRanges& tr = p.ranges[t];
     uint32_t base = 0;
     for (uint32_t k = 0; k < tr.n; ++k) {
       const PosRange& r = tr.r[k];
       const uint32_t a = std::max(p0, r.first), b = std::min(p1, r.last + 1);
-      if (a < b) f(t, a, b, base + (a - r.first));
+      if (a < b) out[n++] = {t, a, b, base + (a - r.first)};
       base += r.size();
     }
   }
+  return n;
 }
 
 template <typename Acc, uint32_t Bytes>
@@ -361,13 +371,16 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
       const uint32_t lo = std::max(seg.row, tile0) - tile0, hi = std::min(end, tile0 + kTile) - tile0;
       const uint32_t p0 = seg.pos + (tile0 + lo - seg.row);  // the position of lane lo
       const uint8_t* kt = p.k8 + size_t(tile0) * dq4;
-      for_each_visible(p, p0, p0 + (hi - lo), [&](uint32_t t, uint32_t a, uint32_t b, uint32_t own) {
-        const uint32_t la = lo + (a - p0), lb = la + (b - a);
+      Visible vis[2 * AttendScratch::kTokens];
+      const uint32_t nvis = visible_in(p, p0, p0 + (hi - lo), vis);
+      for (uint32_t j = 0; j < nvis; ++j) {
+        const uint32_t t = vis[j].t, own = vis[j].own;
+        const uint32_t la = lo + (vis[j].a - p0), lb = la + (vis[j].b - vis[j].a);
         // Lane l of row r goes to own index own + (l − la) (la <= 15 < kMargin).
         float* dst = s.scores.data() + (kMargin - la + size_t(t) * heads * stride + own);
         score_tile<Bytes>(kt, dq4, s.q8.data() + size_t(t) * heads * dq4, heads, s.bias.data() + t * heads,
                           s.coef.data() + t * heads, p.ks + tile0, dst, stride, la, lb);
-      });
+      }
     }
   }
 
@@ -387,13 +400,15 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
       const int8_t* v8 = p.v8 + size_t(row0) * dv;
       for (size_t i = 0; i < size_t(n) * dv; ++i) vf[i] = float(v8[i]);
       const float* vs = p.vs + row0;
-      for_each_visible(p, p0, p0 + n, [&](uint32_t t, uint32_t a, uint32_t b, uint32_t own) {
-        const uint32_t ia = a - p0, ib = b - p0;
+      Visible vis[2 * AttendScratch::kTokens];
+      const uint32_t nvis = visible_in(p, p0, p0 + n, vis);
+      for (uint32_t j = 0; j < nvis; ++j) {
+        const uint32_t t = vis[j].t, own = vis[j].own, ia = vis[j].a - p0, ib = vis[j].b - p0;
         for (uint32_t h = 0; h < heads; ++h) {
           multiply(w + h * kBlock + ia, scores + size_t(t * heads + h) * stride + own, vs + ia, ib - ia);
         }
         value_rows<Bytes>(p.out + t * p.out_stride, dv, heads, w, vf, ia, ib);
-      });
+      }
     }
   }
 }
