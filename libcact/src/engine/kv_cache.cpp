@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "cact/codec.h"
 #include "cact/error.h"
@@ -217,6 +218,7 @@ void KvCache::attend_int8(const float* q, size_t q_stride, uint32_t tokens, uint
     detail::Int8Segment segments[6 * AttendScratch::kTokens];
     uint32_t nseg = 0;
     for_each_segment({all, u}, [&](uint32_t row, uint32_t count, uint32_t, uint32_t pos) {
+      if (nseg == std::size(segments)) fail("internal: int8 attention over more positions than the cache holds");
       segments[nseg++] = {pos, row, count};
     });
     for (uint32_t h0 = 0; h0 < heads; h0 += AttendScratch::kHeads) {
