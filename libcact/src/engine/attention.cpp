@@ -97,6 +97,7 @@ void Forward::attention(uint32_t l, uint32_t count) {
   pool_->run(runs * g.K, [&](uint32_t task, uint32_t t) {
     const uint32_t c0 = task / g.K * per, kv = task % g.K, n = std::min(per, count - c0);
     TokenRanges ranges[AttendScratch::kTokens];
+#pragma GCC unroll 1
     for (uint32_t c = 0; c < n; ++c) ranges[c].n = vis_.ranges(pos_ + c0 + c, lw.global, ranges[c].r);
     const size_t at = size_t(c0) * odim + size_t(kv) * group * g.dv, width = size_t(group) * g.dv;
     st.cache.attend_tokens(ws.q.data() + size_t(c0) * qdim + size_t(kv) * group * g.dq, qdim, n, group, kv, ranges,

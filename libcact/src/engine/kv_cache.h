@@ -83,7 +83,6 @@ class KvCache {
   uint32_t pinned() const { return pinned_; }
   uint32_t ring() const { return ring_; }
   uint32_t rows() const { return pinned_ + ring_; }
-  KvFormat format() const { return format_; }
   uint32_t row_of(uint32_t pos) const { return pos < pinned_ ? pos : pinned_ + (pos - pinned_) % ring_; }
 
   // Store position `pos`: k is [kv_heads][dq] (normed, roped), v is [kv_heads][dv].

@@ -50,10 +50,11 @@ float quantize_int8(const float* x, uint32_t n, int8_t* q) {
 
 namespace detail {
 
-// The portable quantiser: loops that vectorise (lround's rounding, half away
-// from zero, written without a library call: |x / scale| <= 128 after the
-// clamp, so x/scale − trunc(x/scale) is exact).
-CACT_VEC_CLONES float int8_scale_portable(const float* x, uint32_t n) {
+// The portable quantiser (CPUs without AVX-512BW): loops that vectorise in
+// the baseline build (lround's rounding, half away from zero, written without
+// a library call: |x / scale| <= 128 after the clamp, so x/scale − trunc(x/scale)
+// is exact).
+float int8_scale_portable(const float* x, uint32_t n) {
   constexpr uint32_t L = 16;
   float mx[L] = {};
   uint32_t i = 0;
@@ -65,7 +66,7 @@ CACT_VEC_CLONES float int8_scale_portable(const float* x, uint32_t n) {
   return absmax > 0.0f ? absmax / 127.0f : 1.0f;
 }
 
-CACT_VEC_CLONES void int8_codes_portable(const float* x, uint32_t n, float scale, int8_t* q) {
+void int8_codes_portable(const float* x, uint32_t n, float scale, int8_t* q) {
   for (uint32_t i = 0; i < n; ++i) {
     // Clamped before the conversion (which is undefined for NaN or out of
     // range): a NaN (from a non-finite x) becomes 0, anything beyond ±128 the
@@ -163,11 +164,21 @@ CACT_TARGET_AVX512VNNI void score_tile_vnni(const uint8_t* kt, uint32_t dq4, con
   }
 }
 
-template <uint32_t... R>
-CACT_TARGET_AVX512VNNI void score_rows_vnni(std::integer_sequence<uint32_t, R...>, uint32_t rows, const uint8_t* kt,
-                                            uint32_t dq4, const int8_t* q8, const int32_t* bias, const float* coef,
-                                            const float* ks, float* dst, size_t stride, __mmask16 lanes) {
-  ((rows == R + 1 ? score_tile_vnni<R + 1>(kt, dq4, q8, bias, coef, ks, dst, stride, lanes) : void()), ...);
+// Rows in tiles of 6 (needle3's GQA group), then 4, 2, 1 (few instances: code size).
+CACT_TARGET_AVX512VNNI void score_rows_vnni(uint32_t rows, const uint8_t* kt, uint32_t dq4, const int8_t* q8,
+                                            const int32_t* bias, const float* coef, const float* ks, float* dst,
+                                            size_t stride, __mmask16 lanes) {
+  uint32_t r = 0;
+  for (; r + 6 <= rows; r += 6) {
+    score_tile_vnni<6>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+  }
+  for (; r + 4 <= rows; r += 4) {
+    score_tile_vnni<4>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+  }
+  for (; r + 2 <= rows; r += 2) {
+    score_tile_vnni<2>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+  }
+  if (r < rows) score_tile_vnni<1>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
 }
 #endif  // CACT_VEC_X86
 
@@ -202,8 +213,7 @@ CACT_VEC_INLINE void score_tile(const uint8_t* kt, uint32_t dq4, const int8_t* q
   if constexpr (Bytes == 64) {
     if (cpu().vnni) {
       const auto lanes = __mmask16((0xFFFFu >> (16 - lb)) & (0xFFFFu << la));
-      score_rows_vnni(std::make_integer_sequence<uint32_t, AttendScratch::kHeads>(), rows, kt, dq4, q8, bias, coef,
-                      ks, dst, stride, lanes);
+      score_rows_vnni(rows, kt, dq4, q8, bias, coef, ks, dst, stride, lanes);
       return;
     }
   }
@@ -298,14 +308,18 @@ CACT_VEC_INLINE void value_cols(float* out, uint32_t dv, const float* w, const f
 }
 
 // Tiles of 6 heads × 4 vectors with AVX-512 (24 of its 32 registers
-// accumulate), 6 × 2 otherwise.
+// accumulate), 6 × 2 with AVX2; 1 × 1 in the baseline build (the fallback,
+// whose fused multiply-adds are fmaf calls: small code rather than fast).
 template <uint32_t Bytes>
 CACT_VEC_INLINE void value_rows(float* out, uint32_t dv, uint32_t heads, const float* w, const float* v, uint32_t ia,
                                 uint32_t ib) {
-  constexpr uint32_t L = Bytes / sizeof(float), HB = 6, NV = Bytes == 64 ? 4 : 2;
+  constexpr uint32_t L = Bytes / sizeof(float), HB = Bytes == 16 ? 1 : 6;
+  constexpr uint32_t NV = Bytes == 64 ? 4 : Bytes == 32 ? 2 : 1;
   uint32_t h = 0;
   for (; h + HB <= heads; h += HB) value_cols<L, HB, NV>(out + h * dv, dv, w + h * kBlock, v, ia, ib);
-  for (; h < heads; ++h) value_cols<L, 1, NV>(out + h * dv, dv, w + h * kBlock, v, ia, ib);
+  if constexpr (HB > 1) {
+    for (; h < heads; ++h) value_cols<L, 1, NV>(out + h * dv, dv, w + h * kBlock, v, ia, ib);
+  }
 }
 
 // out[i] = a[i] · b[i] for i < n.
