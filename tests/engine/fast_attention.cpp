@@ -1,18 +1,23 @@
 // The vectorised float pieces of the int8 attention path against double
 // references: exp_approx, the float softmax (masked and large inputs),
 // the sigmoid gate and silu, the norms' partial sums, the int8 quantiser's
-// rounding, and attend_group (one pass for a GQA group) against attend() per
-// head (bit for bit) and against the f32 reference cache.
+// rounding (the AVX-512 form against the portable one), attend_group (one pass
+// for a GQA group) against attend() per head (bit for bit) and against the f32
+// reference cache, and attend_tokens (passes of several tokens) against each
+// token alone in every vector width.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "cact/codec.h"
 #include "engine/kv_cache.h"
+#include "engine/kv_int8.h"
 #include "engine/ops.h"
 #include "engine/vmath.h"
 #include "random_vector.h"
@@ -174,6 +179,10 @@ TEST_CASE("quantize_int8: absmax/127 scale and lround's rounding, ties away from
   for (const std::vector<float>& x : cases) {
     std::vector<int8_t> q(x.size());
     const float scale = quantize_int8(x.data(), uint32_t(x.size()), q.data());
+    std::vector<int8_t> portable(x.size());
+    CHECK(scale == detail::int8_scale_portable(x.data(), uint32_t(x.size())));
+    detail::int8_codes_portable(x.data(), uint32_t(x.size()), scale, portable.data());
+    CHECK(q == portable);
     float absmax = 0.0f;
     for (float v : x) absmax = std::max(absmax, std::fabs(v));
     CHECK(scale == (absmax > 0.0f ? absmax / 127.0f : 1.0f));
@@ -187,8 +196,12 @@ TEST_CASE("quantize_int8: non-finite values give in-range codes, never an undefi
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (const std::vector<float>& x : {std::vector<float>{1.0f, nan, -2.0f, 3.0f}, std::vector<float>{inf, 1.0f, -inf},
                                       std::vector<float>(40, nan)}) {
-    std::vector<int8_t> q(x.size(), 99);
+    std::vector<int8_t> q(x.size(), 99), portable(x.size(), 99);
     const float scale = quantize_int8(x.data(), uint32_t(x.size()), q.data());
+    CHECK(std::bit_cast<uint32_t>(scale) ==
+          std::bit_cast<uint32_t>(detail::int8_scale_portable(x.data(), uint32_t(x.size()))));
+    detail::int8_codes_portable(x.data(), uint32_t(x.size()), scale, portable.data());
+    CHECK(q == portable);
     for (size_t i = 0; i < x.size(); ++i) {
       // NaN, or anything over an infinite scale (x / inf is 0 or NaN), codes as 0;
       // the finite values of a finite scale keep lround's code.
@@ -250,4 +263,70 @@ TEST_CASE("attend_group: a GQA group in one pass equals attend() per head, bit f
   // The int8 cache carries its quantisation error (values ~N(0,1), dq 48).
   INFO("int8 vs f32 worst |Δ| " << worst);
   CHECK(worst < 0.05);
+}
+
+TEST_CASE("attend_tokens: a pass of several tokens equals each token alone, bit for bit, in every vector width") {
+  // Shapes: needle3's (dq 48, dv 64, 6 heads per KV head), and odd ones (dq not
+  // a multiple of 4, dv not of 16, more heads than one pass takes). Visibility
+  // as Forward's: sinks, a span, a sliding window; tokens past the ring's end.
+  struct Shape {
+    uint32_t dq, dv, group, pinned, span, window;
+  };
+  std::vector<VecIsa> widths{VecIsa::base};
+  if (vec_isa() >= VecIsa::avx2) widths.push_back(VecIsa::avx2);
+  if (vec_isa() >= VecIsa::avx512) widths.push_back(VecIsa::avx512);
+  std::mt19937 rng(23);
+  for (const Shape sh : {Shape{48, 64, 6, 0, 100, 0}, Shape{18, 40, 11, 3, 70, 0}, Shape{48, 64, 6, 2, 90, 25}}) {
+    CAPTURE(sh.dq);
+    const uint32_t K = 2, chunk = 13, ring = sh.span + chunk - 1, total = 260;
+    KvCache cache;
+    cache.init(KvFormat::int8, K, sh.dq, sh.dv, sh.pinned, ring, 8, {}, nullptr);
+    AttendScratch roomy, tight;  // 8 tokens a pass; 1 token a pass (scores for 5000 positions)
+    roomy.reserve(cache.rows(), sh.dq, sh.dv);
+    tight.reserve(5000, sh.dq, sh.dv);
+    REQUIRE(tight.tokens_fitting(8, AttendScratch::kHeads, 5000) == 1);
+    // Like Visibility::ranges (sinks kept through the span, a sliding window).
+    const auto visible = [&](uint32_t t) {
+      TokenRanges tr;
+      const uint32_t lo_win = sh.window > 0 && t + 1 > sh.window ? t + 1 - sh.window : 0;
+      const uint32_t lo_kv = t + 1 > sh.span ? t + 1 - sh.span : 0;
+      const uint32_t sink_end = std::min(sh.pinned, lo_kv);
+      if (sink_end > lo_win) tr.r[tr.n++] = {lo_win, sink_end - 1};
+      tr.r[tr.n++] = {std::max(lo_win, lo_kv), t};
+      return tr;
+    };
+    const uint32_t H = sh.group, qdim = H * sh.dq, odim = H * sh.dv;
+    uint32_t checked = 0;
+    for (uint32_t c0 = 0; c0 < total; c0 += chunk) {
+      const uint32_t n = std::min(chunk, total - c0);
+      for (uint32_t c = 0; c < n; ++c) {
+        const std::vector<float> k = random_vector(rng, K * sh.dq), v = random_vector(rng, K * sh.dv);
+        cache.write(c0 + c, k.data(), v.data());
+      }
+      if (c0 % 3 != 0 && c0 + n != total) continue;
+      const std::vector<float> q = random_vector(rng, size_t(n) * qdim, 2.0f);
+      std::vector<TokenRanges> ranges(n);
+      for (uint32_t c = 0; c < n; ++c) ranges[c] = visible(c0 + c);
+      for (uint32_t kv = 0; kv < K; ++kv) {
+        std::vector<float> alone(size_t(n) * odim, -1.0f);
+        for (uint32_t c = 0; c < n; ++c) {
+          cache.attend_group(q.data() + c * qdim, H, kv, {ranges[c].r, ranges[c].n}, alone.data() + c * odim, roomy);
+        }
+        for (VecIsa isa : widths) {
+          for (AttendScratch* s : {&roomy, &tight}) {
+            CAPTURE(vec_isa_name(isa));
+            std::vector<float> pass(size_t(n) * odim, -2.0f);
+            // Tokens 0..n-1 in runs of up to 8 (the rest of the chunk in a second call).
+            const uint32_t first = std::min<uint32_t>(n, 8);
+            cache.attend_tokens(q.data(), qdim, first, H, kv, ranges.data(), pass.data(), odim, *s, isa);
+            cache.attend_tokens(q.data() + first * qdim, qdim, n - first, H, kv, ranges.data() + first,
+                                pass.data() + first * odim, odim, *s, isa);
+            CHECK(std::memcmp(pass.data(), alone.data(), pass.size() * sizeof(float)) == 0);
+          }
+        }
+      }
+      ++checked;
+    }
+    CHECK(checked > 5);
+  }
 }

@@ -88,20 +88,28 @@ void Forward::attention(uint32_t l, uint32_t count) {
 
   const uint32_t group = g.H / g.K;
   const bool reference = engine_->numerics() == Numerics::reference;
-  // One task per (token, KV head): the query heads h = kv·group .. (kv+1)·group − 1
-  // share KV head kv (consecutive in q, att and gate), so a decode step splits too.
-  pool_->run(count * g.K, [&](uint32_t task, uint32_t t) {
-    const uint32_t c = task / g.K, kv = task % g.K;
-    PosRange ranges[2];
-    const uint32_t nr = vis_.ranges(pos_ + c, lw.global, ranges);
-    const size_t at = size_t(c) * odim + size_t(kv) * group * g.dv, width = size_t(group) * g.dv;
-    float* att = ws.att.data() + at;
-    st.cache.attend_group(ws.q.data() + size_t(c) * qdim + size_t(kv) * group * g.dq, group, kv, {ranges, nr}, att,
-                          ws.attend[t]);
-    if (reference) {
-      mul_sigmoid<double>(att, ws.gate.data() + at, width);
-    } else {
-      mul_sigmoid<float>(att, ws.gate.data() + at, width);
+  // One task per (KV head, run of up to `per` tokens): the query heads
+  // h = kv·group .. (kv+1)·group − 1 share KV head kv (consecutive in q, att
+  // and gate), and the int8 cache attends a run's tokens in one pass. The
+  // bits do not depend on the split (KvCache::attend_tokens).
+  const uint32_t per = std::clamp<uint32_t>(count * g.K / pool_->size(), 1, AttendScratch::kTokens);
+  const uint32_t runs = (count + per - 1) / per;
+  pool_->run(runs * g.K, [&](uint32_t task, uint32_t t) {
+    const uint32_t c0 = task / g.K * per, kv = task % g.K, n = std::min(per, count - c0);
+    TokenRanges ranges[AttendScratch::kTokens];
+#pragma GCC unroll 1
+    for (uint32_t c = 0; c < n; ++c) ranges[c].n = vis_.ranges(pos_ + c0 + c, lw.global, ranges[c].r);
+    const size_t at = size_t(c0) * odim + size_t(kv) * group * g.dv, width = size_t(group) * g.dv;
+    st.cache.attend_tokens(ws.q.data() + size_t(c0) * qdim + size_t(kv) * group * g.dq, qdim, n, group, kv, ranges,
+                           ws.att.data() + at, odim, ws.attend[t], isa_);
+    for (uint32_t c = 0; c < n; ++c) {
+      float* att = ws.att.data() + at + size_t(c) * odim;
+      const float* gate = ws.gate.data() + at + size_t(c) * odim;
+      if (reference) {
+        mul_sigmoid<double>(att, gate, width);
+      } else {
+        mul_sigmoid<float>(att, gate, width);
+      }
     }
   });
   linear_.load(ws.in_o, ws.att.data(), odim, count);

@@ -3,138 +3,53 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "cact/codec.h"
 #include "cact/error.h"
 #include "cact/half.h"
+#include "engine/kv_int8.h"
 #include "engine/ops.h"
-#include "engine/vmath.h"
 
 namespace cact::engine {
 
-// lround's rounding (half away from zero) written without a library call so
-// that the loop vectorises: |x / scale| < 2^23, so x/scale − trunc(x/scale) is exact.
-CACT_VEC_CLONES float quantize_int8(const float* x, uint32_t n, int8_t* q) {
-  constexpr uint32_t L = 16;
-  float mx[L] = {};
-  uint32_t i = 0;
-  for (; i + L <= n; i += L) {
-    for (uint32_t k = 0; k < L; ++k) mx[k] = std::max(mx[k], std::fabs(x[i + k]));
-  }
-  for (uint32_t k = 0; i < n; ++i, ++k) mx[k] = std::max(mx[k], std::fabs(x[i]));
-  const float absmax = *std::max_element(mx, mx + L);
-  const float scale = absmax > 0.0f ? absmax / 127.0f : 1.0f;
-  for (i = 0; i < n; ++i) {
-    // Clamped before the conversion (which is undefined for NaN or out of
-    // range): a NaN (from a non-finite x) becomes 0, anything beyond ±128 the
-    // bound; finite vectors already satisfy |x / scale| <= ~127, so their
-    // codes are unchanged.
-    const float q0 = x[i] / scale;
-    const float r = std::min(128.0f, std::max(-128.0f, select_bits(q0 == q0, q0, 0.0f)));
-    const int32_t t = int32_t(r);
-    const float f = r - float(t);
-    const int32_t v = t + (f >= 0.5f ? 1 : 0) - (f <= -0.5f ? 1 : 0);
-    q[i] = int8_t(std::clamp(v, -128, 127));
-  }
-  return scale;
-}
-
-namespace detail {
-
-// One batch of query heads over one KV head's int8 rows.
-struct Int8Batch {
-  const kernels::KernelTable* kernels;
-  const int8_t* k8;  // rows of the KV head, [row][dq]
-  const int8_t* v8;  // [row][dv]
-  const float* ks;   // [row]
-  const float* vs;   // [row]
-  uint32_t dq, dv, heads;
-  const int8_t* q8;    // [heads][dq]
-  const float* coef;   // [heads]: q_scale / sqrt(dq)
-  float* scores;       // [heads][stride]
-  size_t stride;
-  int32_t* dots;       // [kBlock]
-  float* vblock;       // [kBlock][dv]
-  float* weights;      // [kBlock]
-};
-
-// scores[h][at + i] = float(q8_h · k_(row+i)) · k_scale · coef[h] for i < count,
-// a block of K rows at a time for every head.
-CACT_VEC_CLONES void int8_scores(const Int8Batch& b, uint32_t row, uint32_t count, uint32_t at) {
-  for (uint32_t b0 = 0; b0 < count; b0 += AttendScratch::kBlock) {
-    const uint32_t n = std::min(AttendScratch::kBlock, count - b0);
-    const int8_t* k = b.k8 + size_t(row + b0) * b.dq;
-    const float* ks = b.ks + row + b0;
-    for (uint32_t h = 0; h < b.heads; ++h) {
-      b.kernels->int8_dots(b.q8 + size_t(h) * b.dq, k, b.dq, b.dq, n, b.dots);
-      float* sc = b.scores + h * b.stride + at + b0;
-      const float c = b.coef[h];
-      for (uint32_t i = 0; i < n; ++i) sc[i] = float(b.dots[i]) * ks[i] * c;
-    }
-  }
-}
-
-// acc[j] += w[i] · v[i][j] for i < n in row order, j < dv: 16 columns at a time
-// held in registers over all n rows (the order of each acc[j]'s sum is the rows').
-inline void weighted_rows(float* __restrict acc, const float* __restrict w, const float* __restrict v, uint32_t n,
-                          uint32_t dv) {
-  constexpr uint32_t W = 16;
-  uint32_t j0 = 0;
-  for (; j0 + W <= dv; j0 += W) {
-    float a[W];
-    for (uint32_t j = 0; j < W; ++j) a[j] = acc[j0 + j];
-    for (uint32_t i = 0; i < n; ++i) {
-      const float wi = w[i];
-      const float* vi = v + size_t(i) * dv + j0;
-      for (uint32_t j = 0; j < W; ++j) a[j] += wi * vi[j];
-    }
-    for (uint32_t j = 0; j < W; ++j) acc[j0 + j] = a[j];
-  }
-  for (; j0 < dv; ++j0) {
-    float a = acc[j0];
-    for (uint32_t i = 0; i < n; ++i) a += w[i] * v[size_t(i) * dv + j0];
-    acc[j0] = a;
-  }
-}
-
-// out[h][j] += Σ_i p[h][at + i] · v_scale · float(v_(row+i)[j]), rows in order:
-// a block of V rows is converted to float once for every head.
-CACT_VEC_CLONES void int8_values(const Int8Batch& b, uint32_t row, uint32_t count, uint32_t at, float* out) {
-  for (uint32_t b0 = 0; b0 < count; b0 += AttendScratch::kBlock) {
-    const uint32_t n = std::min(AttendScratch::kBlock, count - b0);
-    const int8_t* v = b.v8 + size_t(row + b0) * b.dv;
-    const float* vs = b.vs + row + b0;
-    float* vf = b.vblock;
-    for (size_t i = 0; i < size_t(n) * b.dv; ++i) vf[i] = float(v[i]);
-    for (uint32_t h = 0; h < b.heads; ++h) {
-      const float* p = b.scores + h * b.stride + at + b0;
-      for (uint32_t i = 0; i < n; ++i) b.weights[i] = p[i] * vs[i];
-      weighted_rows(out + size_t(h) * b.dv, b.weights, vf, n, b.dv);
-    }
-  }
-}
-
-}  // namespace detail
+namespace {
+// int8: score memory per thread aimed at (floats): up to kTokens tokens of
+// kHeads rows of the widest visibility, at least one token.
+constexpr size_t kScoreBudget = 32768;
+}  // namespace
 
 void AttendScratch::reserve(uint32_t positions, uint32_t dq, uint32_t dv) {
   const uint32_t width = std::max(dq, dv);
   const uint32_t padded = (width + KvCache::kCqGroup - 1) / KvCache::kCqGroup * KvCache::kCqGroup;
-  if (this->positions() < positions) scores.resize(size_t(kHeads) * positions);
-  if (dots.size() < kBlock) dots.resize(kBlock);
-  if (q8.size() < size_t(kHeads) * dq) q8.resize(size_t(kHeads) * dq);
+  const size_t per_token = size_t(kHeads) * (positions + 2 * kMargin);
+  const size_t tokens = std::clamp<size_t>(kScoreBudget / per_token, 1, kTokens);
+  const size_t rows = size_t(kTokens) * kHeads, dq4 = (dq + 3) / 4 * 4;
+  positions_ = std::max<size_t>(positions_, positions);
+  if (scores.size() < tokens * per_token) scores.resize(tokens * per_token);
+  if (q8.size() < rows * dq4) q8.resize(rows * dq4);
+  if (coef.size() < rows) coef.resize(rows);
+  if (bias.size() < rows) bias.resize(rows);
   if (vblock.size() < size_t(kBlock) * dv) vblock.resize(size_t(kBlock) * dv);
-  if (weights.size() < kBlock) weights.resize(kBlock);
+  if (weights.size() < size_t(kHeads) * kBlock) weights.resize(size_t(kHeads) * kBlock);
   if (rotated.size() < 2 * size_t(padded)) rotated.resize(2 * size_t(padded));
   if (idx.size() < KvCache::kCqGroup) idx.resize(KvCache::kCqGroup);
 }
 
+uint32_t AttendScratch::tokens_fitting(uint32_t tokens, uint32_t heads, uint32_t width) const {
+  const size_t fit = scores.size() / (size_t(heads) * (width + 2 * kMargin));
+  return uint32_t(std::clamp<size_t>(fit, 1, std::min(tokens, kTokens)));
+}
+
 size_t AttendScratch::bytes() const {
-  return (scores.capacity() + dots.capacity() + vblock.capacity() + weights.capacity() + rotated.capacity()) * 4 +
+  return (scores.capacity() + coef.capacity() + bias.capacity() + vblock.capacity() + weights.capacity() +
+          rotated.capacity()) *
+             4 +
          q8.capacity() + idx.capacity();
 }
 
 void KvCache::init(KvFormat format, uint32_t kv_heads, uint32_t dq, uint32_t dv, uint32_t pinned, uint32_t ring,
-                   uint32_t cq_bits, std::span<const float> cq_codebook, const kernels::KernelTable* kernels) {
+                   uint32_t cq_bits, std::span<const float> cq_codebook, const kernels::KernelTable*) {
   if (ring == 0) fail("internal: a KV cache needs at least one ring row");
   format_ = format;
   K_ = kv_heads;
@@ -142,7 +57,6 @@ void KvCache::init(KvFormat format, uint32_t kv_heads, uint32_t dq, uint32_t dv,
   dv_ = dv;
   pinned_ = pinned;
   ring_ = ring;
-  kernels_ = kernels;
   const size_t rows = size_t(pinned) + ring;
   switch (format) {
     case KvFormat::f32:
@@ -150,11 +64,14 @@ void KvCache::init(KvFormat format, uint32_t kv_heads, uint32_t dq, uint32_t dv,
       vf_.assign(rows * K_ * dv_, 0.0f);
       break;
     case KvFormat::int8:
-      if (kernels == nullptr) fail("internal: the int8 KV cache needs a kernel table");
-      k8_.assign(rows * K_ * dq_, 0);
+      // The integer dots are the engine's own (kv_int8.cpp: exact, so any
+      // kernel table would give the same); `kernels` is not needed.
+      rows16_ = uint32_t((rows + AttendScratch::kTile - 1) / AttendScratch::kTile * AttendScratch::kTile);
+      dq4_ = (dq + 3) / 4 * 4;
+      k8_.assign(size_t(rows16_) * K_ * dq4_, 0x80);
       v8_.assign(rows * K_ * dv_, 0);
-      ks_.assign(rows * K_, 0.0f);
-      vs_.assign(rows * K_, 0.0f);
+      ks_.assign(size_t(rows16_) * K_, 0.0f);
+      vs_.assign(size_t(rows16_) * K_, 0.0f);
       break;
     case KvFormat::cq:
       if (cq_bits < 2 || cq_bits > 4) fail("KV cache: CQ width " + std::to_string(cq_bits) + " is not 2, 3 or 4");
@@ -207,10 +124,12 @@ void KvCache::write(uint32_t pos, const float* k, const float* v) {
         std::memcpy(kf_.data() + at * dq_, kh, dq_ * sizeof(float));
         std::memcpy(vf_.data() + at * dv_, vh, dv_ * sizeof(float));
         break;
-      case KvFormat::int8:
-        ks_[at] = quantize_int8(kh, dq_, k8_.data() + at * dq_);
-        vs_[at] = quantize_int8(vh, dv_, v8_.data() + at * dv_);
+      case KvFormat::int8: {
+        const size_t at16 = size_t(h) * rows16_ + row;
+        ks_[at16] = detail::store_k_row(kh, dq_, dq4_, k8_.data() + size_t(h) * rows16_ * dq4_, uint32_t(row));
+        vs_[at16] = quantize_int8(vh, dv_, v8_.data() + at * dv_);
         break;
+      }
       case KvFormat::cq: {
         float scratch[kCqGroup];
         quantize_cq(kh, dq_, kc_.data() + at * kgroups_ * group_bytes_, kn_.data() + at * kgroups_, scratch);
@@ -221,8 +140,8 @@ void KvCache::write(uint32_t pos, const float* k, const float* v) {
   }
 }
 
-// Calls f(first_row, count, offset) for the contiguous storage runs holding the
-// positions of `ranges`, in order; offset counts positions from the first one.
+// Calls f(first_row, count, offset, first_pos) for the contiguous storage runs
+// holding the positions of `ranges`, in order; offset counts positions from the first one.
 template <typename F>
 void KvCache::for_each_segment(std::span<const PosRange> ranges, F&& f) const {
   uint32_t offset = 0;
@@ -238,7 +157,7 @@ void KvCache::for_each_segment(std::span<const PosRange> ranges, F&& f) const {
         const uint32_t to_end = pinned_ + ring_ - row;
         count = std::min(r.last - pos + 1, to_end);
       }
-      f(row, count, offset);
+      f(row, count, offset, pos);
       pos += count;
       offset += count;
     }
@@ -247,41 +166,83 @@ void KvCache::for_each_segment(std::span<const PosRange> ranges, F&& f) const {
 
 void KvCache::attend_group(const float* q, uint32_t heads, uint32_t kv_head, std::span<const PosRange> ranges,
                            float* out, AttendScratch& s) const {
-  for (uint32_t h0 = 0; h0 < heads; h0 += AttendScratch::kHeads) {
-    const uint32_t n = std::min(AttendScratch::kHeads, heads - h0);
-    const float* qb = q + size_t(h0) * dq_;
-    float* ob = out + size_t(h0) * dv_;
-    if (format_ == KvFormat::int8) {
-      attend_int8(qb, n, kv_head, ranges, ob, s);
-    } else {
-      for (uint32_t h = 0; h < n; ++h) attend_one(qb + size_t(h) * dq_, kv_head, ranges, ob + size_t(h) * dv_, s);
-    }
+  if (format_ == KvFormat::int8) {
+    if (ranges.size() > 2) fail("internal: int8 attention takes at most two position ranges");
+    TokenRanges tr;
+    for (const PosRange& r : ranges) tr.r[tr.n++] = r;
+    attend_int8(q, 0, 1, heads, kv_head, &tr, out, 0, s, vec_isa());
+    return;
+  }
+  for (uint32_t h = 0; h < heads; ++h) attend_one(q + size_t(h) * dq_, kv_head, ranges, out + size_t(h) * dv_, s);
+}
+
+void KvCache::attend_tokens(const float* q, size_t q_stride, uint32_t tokens, uint32_t heads, uint32_t kv_head,
+                            const TokenRanges* ranges, float* out, size_t out_stride, AttendScratch& s,
+                            VecIsa isa) const {
+  if (format_ == KvFormat::int8) {
+    attend_int8(q, q_stride, tokens, heads, kv_head, ranges, out, out_stride, s, isa);
+    return;
+  }
+  for (uint32_t c = 0; c < tokens; ++c) {
+    attend_group(q + c * q_stride, heads, kv_head, {ranges[c].r, ranges[c].n}, out + c * out_stride, s);
   }
 }
 
-// int8: every head's scores in float (one pass over each block of K rows for all
-// heads), a float softmax per head, then the value sums (one pass over each block
-// of V rows for all heads). Per head the operations do not depend on the others.
-void KvCache::attend_int8(const float* q, uint32_t heads, uint32_t kv_head, std::span<const PosRange> ranges,
-                          float* out, AttendScratch& s) const {
-  const size_t base = size_t(kv_head) * rows();
-  const float inv_sqrt = float(1.0 / std::sqrt(double(dq_)));
-  float coef[AttendScratch::kHeads];
-  for (uint32_t h = 0; h < heads; ++h) {
-    coef[h] = quantize_int8(q + size_t(h) * dq_, dq_, s.q8.data() + size_t(h) * dq_) * inv_sqrt;
+// int8 (kv_int8.cpp): passes of up to kHeads heads × the tokens whose score rows
+// fit the scratch; each pass reads the stored runs of the union of its tokens'
+// ranges.
+void KvCache::attend_int8(const float* q, size_t q_stride, uint32_t tokens, uint32_t heads, uint32_t kv_head,
+                          const TokenRanges* ranges, float* out, size_t out_stride, AttendScratch& s,
+                          VecIsa isa) const {
+  const size_t base = size_t(kv_head) * rows16_;
+  for (uint32_t c0 = 0; c0 < tokens;) {
+    uint32_t n = std::min(tokens - c0, AttendScratch::kTokens), width = 0;
+    for (uint32_t c = 0; c < n; ++c) width = std::max(width, ranges[c0 + c].size());
+    n = s.tokens_fitting(n, std::min(heads, AttendScratch::kHeads), width);
+    // The union of the tokens' ranges (sorted, overlapping or adjacent ones merged).
+    PosRange all[2 * AttendScratch::kTokens];
+    uint32_t m = 0;
+    for (uint32_t c = c0; c < c0 + n; ++c) {
+      for (uint32_t k = 0; k < ranges[c].n; ++k) all[m++] = ranges[c].r[k];
+    }
+    std::sort(all, all + m, [](const PosRange& a, const PosRange& b) { return a.first < b.first; });
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < m; ++i) {
+      if (u > 0 && all[i].first <= all[u - 1].last + 1) {
+        all[u - 1].last = std::max(all[u - 1].last, all[i].last);
+      } else {
+        all[u++] = all[i];
+      }
+    }
+    // Each merged range is at most three runs (pinned rows, the ring to its end, its start).
+    detail::Int8Segment segments[6 * AttendScratch::kTokens];
+    uint32_t nseg = 0;
+    for_each_segment({all, u}, [&](uint32_t row, uint32_t count, uint32_t, uint32_t pos) {
+      if (nseg == std::size(segments)) fail("internal: int8 attention over more positions than the cache holds");
+      segments[nseg++] = {pos, row, count};
+    });
+    for (uint32_t h0 = 0; h0 < heads; h0 += AttendScratch::kHeads) {
+      const detail::Int8Pass p{k8_.data() + base * dq4_,
+                               v8_.data() + size_t(kv_head) * rows() * dv_,
+                               ks_.data() + base,
+                               vs_.data() + base,
+                               dq_,
+                               dq4_,
+                               dv_,
+                               segments,
+                               nseg,
+                               q + c0 * q_stride + size_t(h0) * dq_,
+                               q_stride,
+                               n,
+                               std::min(AttendScratch::kHeads, heads - h0),
+                               ranges + c0,
+                               out + c0 * out_stride + size_t(h0) * dv_,
+                               out_stride,
+                               &s};
+      detail::int8_pass(isa, p);
+    }
+    c0 += n;
   }
-  const detail::Int8Batch b{kernels_,    k8_.data() + base * dq_, v8_.data() + base * dv_, ks_.data() + base,
-                            vs_.data() + base, dq_, dv_, heads, s.q8.data(), coef, s.scores.data(), s.positions(),
-                            s.dots.data(), s.vblock.data(), s.weights.data()};
-  uint32_t total = 0;
-  for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset) {
-    detail::int8_scores(b, row, count, offset);
-    total = offset + count;
-  });
-  for (uint32_t h = 0; h < heads; ++h) softmax<float>(b.scores + h * b.stride, total);
-  std::fill(out, out + size_t(heads) * dv_, 0.0f);
-  for_each_segment(ranges,
-                   [&](uint32_t row, uint32_t count, uint32_t offset) { detail::int8_values(b, row, count, offset, out); });
 }
 
 // One head, f32 (double dot products and softmax sum: the reference numerics)
@@ -295,14 +256,14 @@ void KvCache::attend_one(const float* q, uint32_t kv_head, std::span<const PosRa
   float* scores = s.scores.data();
 
   if (format_ == KvFormat::f32) {
-    for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset) {
+    for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset, uint32_t) {
       for (uint32_t i = 0; i < count; ++i) {
         scores[offset + i] = float(dot(q, kf_.data() + (base + row + i) * dq_, dq_) * inv_sqrt);
       }
     });
     softmax<double>(scores, total);
     std::fill(out, out + dv_, 0.0f);
-    for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset) {
+    for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset, uint32_t) {
       for (uint32_t i = 0; i < count; ++i) {
         const float p = scores[offset + i];
         const float* v = vf_.data() + (base + row + i) * dv_;
@@ -321,7 +282,7 @@ void KvCache::attend_one(const float* q, uint32_t kv_head, std::span<const PosRa
     }
     codec::fwht(qrot + size_t(g) * kCqGroup, kCqGroup);
   }
-  for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset) {
+  for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset, uint32_t) {
     for (uint32_t i = 0; i < count; ++i) {
       const size_t at = base + row + i;
       double sum = 0.0;
@@ -339,7 +300,7 @@ void KvCache::attend_one(const float* q, uint32_t kv_head, std::span<const PosRa
   float* acc = s.rotated.data();
   const uint32_t width = vgroups_ * kCqGroup;
   std::fill(acc, acc + width, 0.0f);
-  for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset) {
+  for_each_segment(ranges, [&](uint32_t row, uint32_t count, uint32_t offset, uint32_t) {
     for (uint32_t i = 0; i < count; ++i) {
       const size_t at = base + row + i;
       const float p = scores[offset + i];

@@ -1,0 +1,465 @@
+// The int8 KV cache (kv_bits 8, MODEL.md "Decoding state and numerics"): the
+// quantiser and the attention of a pass of query tokens over one KV head.
+//
+// A pass (tokens × heads query rows, one KV head):
+//  1. each query row quantised like the cache rows (absmax/127), with its
+//     coefficient q_scale / sqrt(dq) and bias 128·Σq;
+//  2. scores: for each 16-row tile of K that a token of the pass sees, that
+//     token's heads' integer dots (VPDPBUSD of the stored k + 128 against the
+//     broadcast query, minus the bias: exact; or the same sums in portable
+//     code), as float(dot) · k_scale · coef, stored at the token's own index
+//     of the position (its visible positions in order);
+//  3. per row, the arithmetic of softmax<float> (ops.cpp): the same bits;
+//  4. values: each block of 64 V rows converted to float once; each token's
+//     output += (p · v_scale) · float(v), one fused multiply-add per term, over
+//     its visible positions in ascending order.
+// So each output depends only on its token's query and visible positions: the
+// same bits whatever the pass (chunking, threads, batching) and the vector width
+// (integer dots are exact; the float work is lane-wise, its sums run in
+// position order or over softmax's fixed 16 partial sums).
+//
+// GCC 12's AVX-512 intrinsic headers initialise their "undefined" vectors from
+// themselves, which -W(maybe-)uninitialized reports (GCC bug 105593); the
+// pragmas must precede <immintrin.h>.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include "engine/kv_int8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "engine/vmath.h"
+
+#if CACT_VEC_X86
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+namespace cact::engine {
+
+float quantize_int8(const float* x, uint32_t n, int8_t* q) {
+  const float scale = detail::int8_scale(x, n);
+  detail::int8_codes(x, n, scale, q);
+  return scale;
+}
+
+namespace detail {
+
+// The portable quantiser (CPUs without AVX-512BW): loops that vectorise in
+// the baseline build (lround's rounding, half away from zero, written without
+// a library call: |x / scale| <= 128 after the clamp, so x/scale − trunc(x/scale)
+// is exact).
+float int8_scale_portable(const float* x, uint32_t n) {
+  constexpr uint32_t L = 16;
+  float mx[L] = {};
+  uint32_t i = 0;
+  for (; i + L <= n; i += L) {
+    for (uint32_t k = 0; k < L; ++k) mx[k] = std::max(mx[k], std::fabs(x[i + k]));
+  }
+  for (uint32_t k = 0; i < n; ++i, ++k) mx[k] = std::max(mx[k], std::fabs(x[i]));
+  const float absmax = *std::max_element(mx, mx + L);
+  return absmax > 0.0f ? absmax / 127.0f : 1.0f;
+}
+
+void int8_codes_portable(const float* x, uint32_t n, float scale, int8_t* q) {
+  for (uint32_t i = 0; i < n; ++i) {
+    // Clamped before the conversion (which is undefined for NaN or out of
+    // range): a NaN (from a non-finite x) becomes 0, anything beyond ±128 the
+    // bound; finite vectors already satisfy |x / scale| <= ~127, so their
+    // codes are unchanged.
+    const float q0 = x[i] / scale;
+    const float r = std::min(128.0f, std::max(-128.0f, select_bits(q0 == q0, q0, 0.0f)));
+    const int32_t t = int32_t(r);
+    const float f = r - float(t);
+    const int32_t v = t + (f >= 0.5f ? 1 : 0) - (f <= -0.5f ? 1 : 0);
+    q[i] = int8_t(std::clamp(v, -128, 127));
+  }
+}
+
+namespace {
+
+constexpr uint32_t kTile = AttendScratch::kTile, kBlock = AttendScratch::kBlock;
+
+#if CACT_VEC_X86
+#define CACT_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
+#define CACT_TARGET_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
+
+// AVX-512BW/VL (the quantiser's byte stores) and AVX512-VNNI, read from CPUID
+// (leaf 7: EBX bits 30, 31; ECX bit 11) on top of vec_isa()'s AVX-512F check,
+// which covers the OS's ZMM state.
+struct Cpu {
+  bool bw = false, vnni = false;
+};
+const Cpu& cpu() {
+  static const Cpu c = [] {
+    Cpu r;
+    unsigned a = 0, b = 0, cx = 0, d = 0;
+    if (vec_isa() == VecIsa::avx512 && __get_cpuid_max(0, nullptr) >= 7) {
+      __cpuid_count(7, 0, a, b, cx, d);
+      r.bw = ((b >> 30) & 1u) != 0 && ((b >> 31) & 1u) != 0;
+      r.vnni = r.bw && ((cx >> 11) & 1u) != 0;
+    }
+    return r;
+  }();
+  return c;
+}
+
+CACT_TARGET_AVX512BW inline __mmask16 tail_mask(uint32_t left) {
+  return left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
+}
+
+// As int8_scale_portable: max_ps(|x|, mx) keeps mx for a NaN, as std::max(mx, |x|) does.
+CACT_TARGET_AVX512BW float scale_avx512(const float* x, uint32_t n) {
+  __m512 mx = _mm512_setzero_ps();
+  for (uint32_t i = 0; i < n; i += 16) {
+    mx = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(tail_mask(n - i), x + i)), mx);
+  }
+  const float absmax = _mm512_reduce_max_ps(mx);
+  return absmax > 0.0f ? absmax / 127.0f : 1.0f;
+}
+
+// As int8_codes_portable, 16 at a time; the saturating narrowing is the clamp.
+CACT_TARGET_AVX512BW void codes_avx512(const float* x, uint32_t n, float scale, int8_t* q) {
+  const __m512 s = _mm512_set1_ps(scale), lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(128.0f);
+  const __m512 half = _mm512_set1_ps(0.5f), mhalf = _mm512_set1_ps(-0.5f);
+  const __m512i one = _mm512_set1_epi32(1);
+  for (uint32_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    __m512 y = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), s);
+    y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, y, _CMP_ORD_Q), y);
+    y = _mm512_min_ps(hi, _mm512_max_ps(lo, y));
+    const __m512i t = _mm512_cvttps_epi32(y);
+    const __m512 f = _mm512_sub_ps(y, _mm512_cvtepi32_ps(t));
+    __m512i v = _mm512_mask_add_epi32(t, _mm512_cmp_ps_mask(f, half, _CMP_GE_OQ), t, one);
+    v = _mm512_mask_sub_epi32(v, _mm512_cmp_ps_mask(f, mhalf, _CMP_LE_OQ), v, one);
+    _mm_mask_storeu_epi8(q + i, m, _mm512_cvtsepi32_epi8(v));
+  }
+}
+
+// Scores of `R` query rows (q8 rows dq4 apart) against one 16-row K tile:
+// lanes [la, lb) of row r stored at dst + r·stride + lane.
+template <uint32_t R>
+CACT_TARGET_AVX512VNNI void score_tile_vnni(const uint8_t* kt, uint32_t dq4, const int8_t* q8, const int32_t* bias,
+                                            const float* coef, const float* ks, float* dst, size_t stride,
+                                            __mmask16 lanes) {
+  __m512i acc[R];
+  for (uint32_t r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
+  for (uint32_t g = 0; g < dq4 / 4; ++g) {
+    const __m512i k = _mm512_loadu_si512(kt + size_t(g) * 64);
+    for (uint32_t r = 0; r < R; ++r) {
+      int32_t qd;
+      std::memcpy(&qd, q8 + size_t(r) * dq4 + 4 * g, 4);
+      acc[r] = _mm512_dpbusd_epi32(acc[r], k, _mm512_set1_epi32(qd));
+    }
+  }
+  const __m512 ksv = _mm512_loadu_ps(ks);
+  for (uint32_t r = 0; r < R; ++r) {
+    const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r], _mm512_set1_epi32(bias[r])));
+    _mm512_mask_storeu_ps(dst + r * stride, lanes, _mm512_mul_ps(_mm512_mul_ps(dot, ksv), _mm512_set1_ps(coef[r])));
+  }
+}
+
+// Rows in tiles of 6 (needle3's GQA group), then 4, 2, 1 (few instances: code size).
+CACT_TARGET_AVX512VNNI void score_rows_vnni(uint32_t rows, const uint8_t* kt, uint32_t dq4, const int8_t* q8,
+                                            const int32_t* bias, const float* coef, const float* ks, float* dst,
+                                            size_t stride, __mmask16 lanes) {
+  uint32_t r = 0;
+  for (; r + 6 <= rows; r += 6) {
+    score_tile_vnni<6>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+  }
+  for (; r + 4 <= rows; r += 4) {
+    score_tile_vnni<4>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+  }
+  for (; r + 2 <= rows; r += 2) {
+    score_tile_vnni<2>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+  }
+  if (r < rows) score_tile_vnni<1>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+}
+#endif  // CACT_VEC_X86
+
+// Portable scores of `rows` query rows against one K tile (as score_tile_vnni):
+// 16 int32 lanes, each of the 4 bytes of a dword in turn.
+CACT_VEC_INLINE void score_tile_portable(const uint8_t* kt, uint32_t dq4, const int8_t* q8, uint32_t rows,
+                                         const int32_t* bias, const float* coef, const float* ks, float* dst,
+                                         size_t stride, uint32_t la, uint32_t lb) {
+  using U = VecOf<uint32_t, kTile>::type;
+  using I = VecOf<int32_t, kTile>::type;
+  using F = VecOf<float, kTile>::type;
+  F ksv;
+  std::memcpy(&ksv, ks, sizeof ksv);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const int8_t* q = q8 + size_t(r) * dq4;
+    I acc = {};
+    for (uint32_t g = 0; g < dq4 / 4; ++g) {
+      U d;
+      std::memcpy(&d, kt + size_t(g) * 64, sizeof d);
+      for (uint32_t b = 0; b < 4; ++b) acc += (I)((d >> (8 * b)) & 0xFFu) * int32_t(q[4 * g + b]);
+    }
+    const F sc = __builtin_convertvector(acc - bias[r], F) * ksv * coef[r];
+    for (uint32_t l = la; l < lb; ++l) dst[r * stride + l] = sc[l];
+  }
+}
+
+template <uint32_t Bytes>
+CACT_VEC_INLINE void score_tile(const uint8_t* kt, uint32_t dq4, const int8_t* q8, uint32_t rows, const int32_t* bias,
+                                const float* coef, const float* ks, float* dst, size_t stride, uint32_t la,
+                                uint32_t lb) {
+#if CACT_VEC_X86
+  if constexpr (Bytes == 64) {
+    if (cpu().vnni) {
+      const auto lanes = __mmask16((0xFFFFu >> (16 - lb)) & (0xFFFFu << la));
+      score_rows_vnni(rows, kt, dq4, q8, bias, coef, ks, dst, stride, lanes);
+      return;
+    }
+  }
+#endif
+  score_tile_portable(kt, dq4, q8, rows, bias, coef, ks, dst, stride, la, lb);
+}
+
+// softmax<float> of ops.cpp (the same operations on each lane, so the same
+// bits), 16 lanes at a time in vector registers, the tail included: lanes
+// past n count as −inf for the maximum and add +0 to the partial sums (which
+// leaves them unchanged). Reads and writes up to 15 floats past x[n − 1] (the
+// score rows' margin).
+template <typename I, typename F>
+CACT_VEC_INLINE F select(const I& mask, const F& a, const F& b) {
+  return (F)(((I)a & mask) | ((I)b & ~mask));
+}
+
+CACT_VEC_INLINE void softmax_row(float* x, uint32_t n) {
+  if (n == 0) return;
+  constexpr uint32_t L = 16;
+  using F = VecOf<float, L>::type;
+  using I = VecOf<int32_t, L>::type;
+  I lane;
+  for (uint32_t k = 0; k < L; ++k) lane[k] = int32_t(k);
+  const F minus_inf = F{} - std::numeric_limits<float>::infinity();
+  F mv = F{} + x[0];
+  for (uint32_t i = 0; i < n; i += L) {
+    F v;
+    std::memcpy(&v, x + i, sizeof v);
+    v = select(lane < int32_t(n - i), v, minus_inf);
+    mv = select(v > mv, v, mv);
+  }
+  float mx[L];
+  std::memcpy(mx, &mv, sizeof mx);
+  const float m = *std::max_element(mx, mx + L);
+  F pv = {};
+  for (uint32_t i = 0; i < n; i += L) {
+    F d, e;
+    std::memcpy(&d, x + i, sizeof d);
+    d -= m;
+    for (uint32_t k = 0; k < L; ++k) e[k] = exp_approx(d[k]);  // a loop over one vector's lanes vectorises
+    e = select(lane < int32_t(n - i), e, F{});
+    std::memcpy(x + i, &e, sizeof e);
+    pv += e;
+  }
+  float part[L];
+  std::memcpy(part, &pv, sizeof part);
+  for (uint32_t width = L / 2; width > 0; width /= 2) {
+    for (uint32_t k = 0; k < width; ++k) part[k] += part[k + width];
+  }
+  const float inv = 1.0f / part[0];
+  for (uint32_t i = 0; i < n; ++i) x[i] = x[i] * inv;
+}
+
+// out[h][j] (HB rows dv apart, columns j0 .. j0 + NV·L) += Σ_i w[h][i] · v[i][j]
+// for i in [ia, ib), in order, one fused multiply-add per term.
+template <uint32_t L, uint32_t HB, uint32_t NV>
+CACT_VEC_INLINE void value_tile(float* out, uint32_t dv, const float* w, const float* v, uint32_t ia, uint32_t ib,
+                                uint32_t j0) {
+  using W = Lanes<float, L>;
+  // Unrolled so that the accumulators stay in registers.
+  typename W::V acc[HB][NV];
+#pragma GCC unroll 8
+  for (uint32_t h = 0; h < HB; ++h) {
+#pragma GCC unroll 4
+    for (uint32_t c = 0; c < NV; ++c) acc[h][c] = W::load(out + h * dv + j0 + c * L);
+  }
+  for (uint32_t i = ia; i < ib; ++i) {
+    typename W::V x[NV];
+#pragma GCC unroll 4
+    for (uint32_t c = 0; c < NV; ++c) x[c] = W::load(v + i * dv + j0 + c * L);
+#pragma GCC unroll 8
+    for (uint32_t h = 0; h < HB; ++h) {
+      const typename W::V a = w[h * kBlock + i] - typename W::V{};  // w − (+0) = w: a plain broadcast
+#pragma GCC unroll 4
+      for (uint32_t c = 0; c < NV; ++c) acc[h][c] = fused_madd(a, x[c], acc[h][c]);
+    }
+  }
+#pragma GCC unroll 8
+  for (uint32_t h = 0; h < HB; ++h) {
+#pragma GCC unroll 4
+    for (uint32_t c = 0; c < NV; ++c) W::store(out + h * dv + j0 + c * L, acc[h][c]);
+  }
+}
+
+template <uint32_t L, uint32_t HB, uint32_t NV>
+CACT_VEC_INLINE void value_cols(float* out, uint32_t dv, const float* w, const float* v, uint32_t ia, uint32_t ib) {
+  uint32_t j0 = 0;
+  for (; j0 + NV * L <= dv; j0 += NV * L) value_tile<L, HB, NV>(out, dv, w, v, ia, ib, j0);
+  for (; j0 + L <= dv; j0 += L) value_tile<L, HB, 1>(out, dv, w, v, ia, ib, j0);
+  for (; j0 < dv; ++j0) value_tile<1, HB, 1>(out, dv, w, v, ia, ib, j0);
+}
+
+// Tiles of 6 heads × 4 vectors with AVX-512 (24 of its 32 registers
+// accumulate), 6 × 2 with AVX2; 1 × 1 in the baseline build (the fallback,
+// whose fused multiply-adds are fmaf calls: small code rather than fast).
+template <uint32_t Bytes>
+CACT_VEC_INLINE void value_rows(float* out, uint32_t dv, uint32_t heads, const float* w, const float* v, uint32_t ia,
+                                uint32_t ib) {
+  constexpr uint32_t L = Bytes / sizeof(float), HB = Bytes == 16 ? 1 : 6;
+  constexpr uint32_t NV = Bytes == 64 ? 4 : Bytes == 32 ? 2 : 1;
+  uint32_t h = 0;
+  for (; h + HB <= heads; h += HB) value_cols<L, HB, NV>(out + h * dv, dv, w + h * kBlock, v, ia, ib);
+  if constexpr (HB > 1) {
+    for (; h < heads; ++h) value_cols<L, 1, NV>(out + h * dv, dv, w + h * kBlock, v, ia, ib);
+  }
+}
+
+// out[i] = a[i] · b[i] for i < n.
+CACT_VEC_INLINE void multiply(float* __restrict out, const float* __restrict a, const float* __restrict b, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
+}
+
+// Where token t sees positions [a, b) of a block, at its own index `own` for a.
+struct Visible {
+  uint32_t t, a, b, own;
+};
+
+// The (token, range) pairs that meet positions [p0, p1), into out (room for
+// 2 · tokens); returns their count. (No lambdas in the width-specific bodies:
+// a lambda is compiled without the body's target.)
+CACT_VEC_INLINE uint32_t visible_in(const Int8Pass& p, uint32_t p0, uint32_t p1, Visible* out) {
+  uint32_t n = 0;
+  for (uint32_t t = 0; t < p.tokens; ++t) {
+    const TokenRanges& tr = p.ranges[t];
+    uint32_t base = 0;
+    for (uint32_t k = 0; k < tr.n; ++k) {
+      const PosRange& r = tr.r[k];
+      const uint32_t a = std::max(p0, r.first), b = std::min(p1, r.last + 1);
+      if (a < b) out[n++] = {t, a, b, base + (a - r.first)};
+      base += r.size();
+    }
+  }
+  return n;
+}
+
+template <typename Acc, uint32_t Bytes>
+CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
+  AttendScratch& s = *p.s;
+  const uint32_t heads = p.heads, dq4 = p.dq4, dv = p.dv;
+  // 1. Queries.
+  const float inv_sqrt = float(1.0 / std::sqrt(double(p.dq)));
+  for (uint32_t t = 0; t < p.tokens; ++t) {
+    for (uint32_t h = 0; h < heads; ++h) {
+      const uint32_t r = t * heads + h;
+      const float* x = p.q + t * p.q_stride + size_t(h) * p.dq;
+      int8_t* q8 = s.q8.data() + size_t(r) * dq4;
+      const float scale = int8_scale(x, p.dq);
+      int8_codes(x, p.dq, scale, q8);
+      std::fill(q8 + p.dq, q8 + dq4, int8_t(0));
+      int32_t sum = 0;
+      for (uint32_t i = 0; i < p.dq; ++i) sum += q8[i];
+      s.coef[r] = scale * inv_sqrt;
+      s.bias[r] = 128 * sum;
+    }
+  }
+  // Score rows: row r at scores + r·stride, with kMargin spare floats either side.
+  uint32_t width = 0;
+  for (uint32_t t = 0; t < p.tokens; ++t) width = std::max(width, p.ranges[t].size());
+  constexpr uint32_t kMargin = AttendScratch::kMargin;
+  const size_t stride = width + 2 * kMargin;
+  float* const scores = s.scores.data() + kMargin;
+
+  // 2. Scores, a tile of K rows at a time.
+  for (uint32_t si = 0; si < p.nsegments; ++si) {
+    const Int8Segment& seg = p.segments[si];
+    const uint32_t end = seg.row + seg.count;
+    for (uint32_t tile0 = seg.row / kTile * kTile; tile0 < end; tile0 += kTile) {
+      const uint32_t lo = std::max(seg.row, tile0) - tile0, hi = std::min(end, tile0 + kTile) - tile0;
+      const uint32_t p0 = seg.pos + (tile0 + lo - seg.row);  // the position of lane lo
+      const uint8_t* kt = p.k8 + size_t(tile0) * dq4;
+      Visible vis[2 * AttendScratch::kTokens];
+      const uint32_t nvis = visible_in(p, p0, p0 + (hi - lo), vis);
+      for (uint32_t j = 0; j < nvis; ++j) {
+        const uint32_t t = vis[j].t, own = vis[j].own;
+        const uint32_t la = lo + (vis[j].a - p0), lb = la + (vis[j].b - vis[j].a);
+        // Lane l of row r goes to own index own + (l − la) (la <= 15 < kMargin).
+        float* dst = s.scores.data() + (kMargin - la + size_t(t) * heads * stride + own);
+        score_tile<Bytes>(kt, dq4, s.q8.data() + size_t(t) * heads * dq4, heads, s.bias.data() + t * heads,
+                          s.coef.data() + t * heads, p.ks + tile0, dst, stride, la, lb);
+      }
+    }
+  }
+
+  // 3. Softmax per row.
+  for (uint32_t t = 0; t < p.tokens; ++t) {
+    for (uint32_t h = 0; h < heads; ++h) softmax_row(scores + size_t(t * heads + h) * stride, p.ranges[t].size());
+  }
+
+  // 4. Value sums, a block of V rows at a time.
+  for (uint32_t t = 0; t < p.tokens; ++t) std::fill_n(p.out + t * p.out_stride, size_t(heads) * dv, 0.0f);
+  float* const vf = s.vblock.data();
+  float* const w = s.weights.data();
+  for (uint32_t si = 0; si < p.nsegments; ++si) {
+    const Int8Segment& seg = p.segments[si];
+    for (uint32_t b0 = 0; b0 < seg.count; b0 += kBlock) {
+      const uint32_t n = std::min(kBlock, seg.count - b0), row0 = seg.row + b0, p0 = seg.pos + b0;
+      const int8_t* v8 = p.v8 + size_t(row0) * dv;
+      for (size_t i = 0; i < size_t(n) * dv; ++i) vf[i] = float(v8[i]);
+      const float* vs = p.vs + row0;
+      Visible vis[2 * AttendScratch::kTokens];
+      const uint32_t nvis = visible_in(p, p0, p0 + n, vis);
+      for (uint32_t j = 0; j < nvis; ++j) {
+        const uint32_t t = vis[j].t, own = vis[j].own, ia = vis[j].a - p0, ib = vis[j].b - p0;
+        for (uint32_t h = 0; h < heads; ++h) {
+          multiply(w + h * kBlock + ia, scores + size_t(t * heads + h) * stride + own, vs + ia, ib - ia);
+        }
+        value_rows<Bytes>(p.out + t * p.out_stride, dv, heads, w, vf, ia, ib);
+      }
+    }
+  }
+}
+
+CACT_VEC_DISPATCH(attend8, Int8Pass)
+
+}  // namespace
+
+float int8_scale(const float* x, uint32_t n) {
+#if CACT_VEC_X86
+  if (cpu().bw) return scale_avx512(x, n);
+#endif
+  return int8_scale_portable(x, n);
+}
+
+void int8_codes(const float* x, uint32_t n, float scale, int8_t* q) {
+#if CACT_VEC_X86
+  if (cpu().bw) return codes_avx512(x, n, scale, q);
+#endif
+  int8_codes_portable(x, n, scale, q);
+}
+
+float store_k_row(const float* k, uint32_t dq, uint32_t dq4, uint8_t* k8, uint32_t row) {
+  const float scale = int8_scale(k, dq);
+  uint8_t* tile = k8 + size_t(row / kTile) * kTile * dq4;
+  const uint32_t lane = row % kTile;
+  int8_t codes[64];
+  for (uint32_t c = 0; c < dq4; c += 64) {
+    std::fill(codes, codes + 64, int8_t(0));
+    if (c < dq) int8_codes(k + c, std::min(64u, dq - c), scale, codes);
+    const uint32_t n = std::min(64u, dq4 - c);
+    for (uint32_t b = 0; b < n; ++b) tile[size_t((c + b) / 4) * 64 + lane * 4 + b % 4] = uint8_t(codes[b]) ^ 0x80u;
+  }
+  return scale;
+}
+
+void int8_pass(VecIsa isa, const Int8Pass& p) { attend8<float>(isa, p); }
+
+}  // namespace detail
+}  // namespace cact::engine
