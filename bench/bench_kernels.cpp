@@ -156,6 +156,25 @@ Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) 
   return mx;
 }
 
+// Seconds per cq_matmul of each table: the whole matrix times `count` random activation vectors.
+std::vector<double> seconds_per_product(const std::vector<const KernelTable*>& tables, const Matrix& mx,
+                                        uint32_t count, std::mt19937& rng) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x(size_t(mx.in) * count);
+  for (auto& v : x) v = nd(rng);
+  std::vector<float> y(size_t(mx.out) * count);
+  std::vector<QuantizedActivations> acts(tables.size());
+  std::vector<std::function<void()>> fns;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    tables[i]->quantize_activations(x.data(), mx.in, count, acts[i]);
+    fns.emplace_back([&, i] {
+      tables[i]->cq_matmul(mx.m, mx.cb, acts[i], 0, mx.out, y.data(), mx.out);
+      g_sink = g_sink + y[0];
+    });
+  }
+  return seconds_per_call(fns);
+}
+
 // Multi-vector products of a prefill chunk on the SIMD tables (AMX among them).
 void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
   size_t ref = 0;
@@ -168,20 +187,7 @@ void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& 
     for (const auto& shape : shapes) {
       const Matrix mx = make_matrix(shape[0], shape[1], bits, rng);
       for (uint32_t count : {16u, 32u, 64u}) {
-        std::normal_distribution<float> nd(0.0f, 1.0f);
-        std::vector<float> x(size_t(mx.in) * count);
-        for (auto& v : x) v = nd(rng);
-        std::vector<float> y(size_t(mx.out) * count);
-        std::vector<QuantizedActivations> acts(tables.size());
-        std::vector<std::function<void()>> fns;
-        for (size_t i = 0; i < tables.size(); ++i) {
-          tables[i]->quantize_activations(x.data(), mx.in, count, acts[i]);
-          fns.emplace_back([&, i] {
-            tables[i]->cq_matmul(mx.m, mx.cb, acts[i], 0, mx.out, y.data(), mx.out);
-            g_sink = g_sink + y[0];
-          });
-        }
-        const auto secs = seconds_per_call(fns);
+        const auto secs = seconds_per_product(tables, mx, count, rng);
         for (size_t i = 0; i < tables.size(); ++i) {
           const double macs = double(mx.out) * mx.m.in_pad * count;
           std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name,
@@ -298,20 +304,7 @@ int main(int argc, char** argv) {
     for (uint32_t count : {1u, 16u, 128u}) {
       if (count == 128 && &mx != &matrices.front()) continue;  // one long prefill case
       if (count > 1 && &mx >= &matrices[first_streamed]) continue;  // streamed: matvec only
-      std::normal_distribution<float> nd(0.0f, 1.0f);
-      std::vector<float> x(size_t(mx.in) * count);
-      for (auto& v : x) v = nd(rng);
-      std::vector<float> y(size_t(mx.out) * count);
-      std::vector<QuantizedActivations> acts(tables.size());
-      std::vector<std::function<void()>> fns;
-      for (size_t i = 0; i < tables.size(); ++i) {
-        tables[i]->quantize_activations(x.data(), mx.in, count, acts[i]);
-        fns.emplace_back([&, i] {
-          tables[i]->cq_matmul(mx.m, mx.cb, acts[i], 0, mx.out, y.data(), mx.out);
-          g_sink = g_sink + y[0];
-        });
-      }
-      const auto secs = seconds_per_call(fns);
+      const auto secs = seconds_per_product(tables, mx, count, rng);
       for (size_t i = 0; i < tables.size(); ++i) {
         const double s = secs[i];
         const double macs = double(mx.out) * mx.m.in_pad * count;
