@@ -57,18 +57,22 @@ TEST_CASE("ternary crumbs: trits 0,1,2 are stored as crumbs 3,0,1; crumb 2 is re
   CHECK(crumb_to_trit(2) == -1);
 }
 
-TEST_CASE("round trip of random indices at every width") {
+TEST_CASE("round trip of random indices at every width, whole bytes or a ragged tail") {
   uint32_t state = 12345;
   for (uint32_t bits : {1u, 2u, 3u, 4u, kTernary}) {
-    std::vector<uint8_t> idx(1000), back(1000);
-    for (auto& v : idx) {
-      state = state * 1664525u + 1013904223u;
-      v = uint8_t((state >> 16) % levels(bits));
+    for (size_t n : {size_t(1000), size_t(999), size_t(997), size_t(7), size_t(1)}) {
+      CAPTURE(bits);
+      CAPTURE(n);
+      std::vector<uint8_t> idx(n), back(n);
+      for (auto& v : idx) {
+        state = state * 1664525u + 1013904223u;
+        v = uint8_t((state >> 16) % levels(bits));
+      }
+      std::vector<uint8_t> packed((idx.size() * index_bits(bits) + 7) / 8);
+      pack_indices(idx.data(), idx.size(), bits, packed.data());
+      CHECK(unpack_indices(packed.data(), idx.size(), bits, back.data()));
+      CHECK(idx == back);
     }
-    std::vector<uint8_t> packed((idx.size() * index_bits(bits) + 7) / 8);
-    pack_indices(idx.data(), idx.size(), bits, packed.data());
-    CHECK(unpack_indices(packed.data(), idx.size(), bits, back.data()));
-    CHECK(idx == back);
   }
 }
 

@@ -18,8 +18,33 @@ void pack_indices(const uint8_t* indices, size_t n, uint32_t bits, uint8_t* out)
   }
 }
 
+namespace {
+
+// Widths that divide 8 (1, 2, 4 bits, not ternary): whole bytes, W-bit fields
+// LSB first; a loop GCC vectorises (embedding and engram rows are unpacked per
+// token). The same indices as the general loop below.
+template <uint32_t W>
+void unpack_whole_bytes(const uint8_t* packed, size_t n, uint8_t* indices) {
+  constexpr uint32_t kPerByte = 8 / W, kMask = (1u << W) - 1;
+  const size_t bytes = n / kPerByte;
+  for (size_t b = 0; b < bytes; ++b) {
+    for (uint32_t j = 0; j < kPerByte; ++j) indices[b * kPerByte + j] = uint8_t((packed[b] >> (j * W)) & kMask);
+  }
+  for (size_t k = bytes * kPerByte; k < n; ++k) {
+    indices[k] = uint8_t((packed[k / kPerByte] >> (k % kPerByte * W)) & kMask);
+  }
+}
+
+}  // namespace
+
 bool unpack_indices(const uint8_t* packed, size_t n, uint32_t bits, uint8_t* indices) {
   const uint32_t w = index_bits(bits);
+  if (bits != kTernary && (w == 1 || w == 2 || w == 4)) {
+    if (w == 1) unpack_whole_bytes<1>(packed, n, indices);
+    if (w == 2) unpack_whole_bytes<2>(packed, n, indices);
+    if (w == 4) unpack_whole_bytes<4>(packed, n, indices);
+    return true;
+  }
   const uint32_t mask = (1u << w) - 1;
   bool ok = true;
   for (size_t k = 0; k < n; ++k) {
