@@ -16,7 +16,8 @@ inline void relax() {
 }
 constexpr int kWorkerSpins = 4096;  // pauses before a worker sleeps
 constexpr int kCallerSpins = 256;   // pauses before the caller yields while a claimed task runs
-inline uint64_t gen_of(uint64_t word) { return word >> 32; }
+// The low 32 bits of a generation (the words keep those; generations wrap).
+inline uint32_t gen_of(uint64_t word) { return uint32_t(word >> 32); }
 inline uint32_t begin_of(uint64_t word) { return uint32_t(word & 0xFFFF); }
 inline uint32_t end_of(uint64_t word) { return uint32_t((word >> 16) & 0xFFFF); }
 inline uint64_t share_word(uint64_t gen, uint32_t begin, uint32_t end) {
@@ -49,7 +50,7 @@ bool ThreadPool::claim(uint32_t s, uint64_t gen, bool front, uint32_t& task) {
   uint64_t w = word.load();
   for (;;) {
     const uint32_t b = begin_of(w), e = end_of(w);
-    if (gen_of(w) != gen || b >= e) return false;
+    if (gen_of(w) != uint32_t(gen) || b >= e) return false;
     const uint64_t next = front ? share_word(gen, b + 1, e) : share_word(gen, b, e - 1);
     if (word.compare_exchange_weak(w, next)) {
       task = front ? b : e - 1;
@@ -70,7 +71,7 @@ void ThreadPool::work(uint64_t gen, uint32_t thread) {
       call(ctx, base + task, thread);
       done_.fetch_add(1);
     }
-    if (gen_of(share_[s].word.load()) != gen) return;  // the job is over
+    if (gen_of(share_[s].word.load()) != uint32_t(gen)) return;  // the job is over
   }
 }
 
