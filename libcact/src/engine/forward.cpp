@@ -262,11 +262,18 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).
   if (lw.site >= 0) engram(uint32_t(lw.site), count);
   // (a is prepared here for q/k/v/gate, in the same pool job.)
+  // (At a site, each token's value conv row is computed here too, on the pool.)
+  CausalConv* conv = lw.site >= 0 ? &sites_[uint32_t(lw.site)].value : nullptr;
+  const float* taps = lw.site >= 0 ? w.sites[uint32_t(lw.site)].taps.data() : nullptr;
   linear_.load(ws.in_a, ws.a.data(), g.D, count, [&](uint32_t c, uint32_t) {
     float* u = ws.u.data() + c * D;
-    if (lw.site >= 0) engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
+    if (conv != nullptr) {
+      conv->rows(taps, c, ws.ev.data() + c * D);
+      engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
+    }
     zc_norm(f32_, u, lw.norm_in.data(), D, ws.a.data() + c * D);
   });
+  if (conv != nullptr) conv->slide(count);
   attention(l, count);
 
   // Per block of tokens: each token's attention residual and pre_hada norm, the
@@ -310,10 +317,9 @@ void Forward::engram(uint32_t site, uint32_t count) {
   linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count, [&](uint32_t c, uint32_t t) {
     engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width, t);
   });
-  CausalConv& conv = sites_[site].value;
+  // The value conv's rows are computed by layer() (with the per-token norm).
   linear_.apply_many(ws.in_e, {{&sw.key_proj, 0, sw.key_proj.out, ws.ek.data(), D},
-                               {&sw.value_proj, 0, sw.value_proj.out, conv.input(), D}});
-  conv.run(sw.taps.data(), count, ws.ev.data());
+                               {&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D}});
 }
 
 }  // namespace cact::engine

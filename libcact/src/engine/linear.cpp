@@ -45,8 +45,10 @@ void Linear::reserve_rows(uint32_t max_in) {
 // pool (each part into its thread's scratch, then copied into place), so the
 // bits do not depend on the split. Small batches stay on the caller.
 uint32_t Linear::split_parts(uint32_t in, uint32_t count) const {
-  const uint32_t parts = pool_ != nullptr ? std::min(pool_->size(), count) : 1;
-  return uint64_t(count) * in < 8192 ? 1 : parts;
+  if (pool_ == nullptr || pool_->size() == 1 || uint64_t(count) * in < 8192) return 1;
+  // Several parts per thread: the pool hands them out as threads free up, so a
+  // thread that starts late or runs slower does not hold the other one up.
+  return std::min(pool_->size() * kPartsPerThread, count);
 }
 
 void Linear::prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
@@ -161,15 +163,20 @@ void Linear::apply_small(const LinearInput& input, std::initializer_list<LinearJ
 void Linear::apply_many(const LinearInput& input, std::initializer_list<LinearJob> jobs) {
   uint32_t rows = 0;
   for (const LinearJob& j : jobs) rows += j.row_end - j.row_begin;
-  const uint32_t parts = pool_ != nullptr && numerics_ == Numerics::int8 ? pool_->size() : 1;
+  const uint32_t threads = pool_ != nullptr && numerics_ == Numerics::int8 ? pool_->size() : 1;
+  // A batch (prefill) splits into several parts per thread, handed out as
+  // threads free up (rows of different matrices cost differently); one vector
+  // (decode) into one part per thread.
+  const uint32_t parts = input.count > 1 ? threads * kPartsPerThread : threads;
   const uint32_t step = (rows / parts + 15) / 16 * 16;
-  if (parts <= 1 || uint64_t(rows) * input.count < 128 * uint64_t(parts) || step >= rows) {
+  if (threads <= 1 || uint64_t(rows) * input.count < 128 * uint64_t(threads) || step >= rows) {
     for (const LinearJob& j : jobs) apply_here(input, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
     return;
   }
-  pool_->run(parts, [&](uint32_t part, uint32_t) {
+  const uint32_t tasks = (rows + step - 1) / step;
+  pool_->run(tasks, [&](uint32_t part, uint32_t) {
     // Part covers [lo, hi) of the concatenated rows.
-    const uint32_t lo = std::min(rows, part * step), hi = part + 1 == parts ? rows : std::min(rows, lo + step);
+    const uint32_t lo = part * step, hi = std::min(rows, lo + step);
     uint32_t offset = 0;
     for (const LinearJob& j : jobs) {
       const uint32_t n = j.row_end - j.row_begin;

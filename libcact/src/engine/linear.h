@@ -91,6 +91,7 @@ class Linear {
   size_t bytes() const;
 
  private:
+  static constexpr uint32_t kPartsPerThread = 2;  // parts of a split batch per pool thread
   // Parts of a load split over the pool (1: on the caller).
   uint32_t split_parts(uint32_t in, uint32_t count) const;
   void prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count);

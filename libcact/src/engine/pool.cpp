@@ -16,8 +16,13 @@ inline void relax() {
 }
 constexpr int kWorkerSpins = 4096;  // pauses before a worker sleeps
 constexpr int kCallerSpins = 256;   // pauses before the caller yields while a claimed task runs
-constexpr uint64_t kClosed = 0xFFFFFFFFull;
-inline uint64_t gen_of(uint64_t ticket) { return ticket >> 32; }
+// The low 32 bits of a generation (the words keep those; generations wrap).
+inline uint32_t gen_of(uint64_t word) { return uint32_t(word >> 32); }
+inline uint32_t begin_of(uint64_t word) { return uint32_t(word & 0xFFFF); }
+inline uint32_t end_of(uint64_t word) { return uint32_t((word >> 16) & 0xFFFF); }
+inline uint64_t share_word(uint64_t gen, uint32_t begin, uint32_t end) {
+  return (gen << 32) | (uint64_t(end) << 16) | begin;
+}
 }  // namespace
 
 uint32_t ThreadPool::resolve(uint32_t threads) {
@@ -28,43 +33,62 @@ uint32_t ThreadPool::resolve(uint32_t threads) {
 
 ThreadPool::ThreadPool(uint32_t threads) {
   const uint32_t n = resolve(threads);
-  ticket_.store(kClosed);
+  share_ = std::make_unique<Share[]>(n);
   workers_.reserve(n - 1);
   for (uint32_t t = 1; t < n; ++t) workers_.emplace_back([this, t] { worker(t); });
 }
 
 ThreadPool::~ThreadPool() {
   stop_.store(true);
-  ticket_.store(((generation_ + 1) << 32) | kClosed);
+  ticket_.store(generation_ + 1);
   ticket_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::work(uint64_t ticket, uint32_t thread) {
-  const uint64_t gen = gen_of(ticket);
-  const uint32_t tasks = tasks_.load();
-  const Call call = call_.load();
-  void* const ctx = ctx_.load();
+bool ThreadPool::claim(uint32_t s, uint64_t gen, bool front, uint32_t& task) {
+  std::atomic<uint64_t>& word = share_[s].word;
+  uint64_t w = word.load();
   for (;;) {
-    if (gen_of(ticket) != gen || (ticket & kClosed) >= tasks) return;
-    if (ticket_.compare_exchange_weak(ticket, ticket + 1)) {
-      call(ctx, uint32_t(ticket & kClosed), thread);
-      done_.fetch_add(1);
-      ++ticket;
+    const uint32_t b = begin_of(w), e = end_of(w);
+    if (gen_of(w) != uint32_t(gen) || b >= e) return false;
+    const uint64_t next = front ? share_word(gen, b + 1, e) : share_word(gen, b, e - 1);
+    if (word.compare_exchange_weak(w, next)) {
+      task = front ? b : e - 1;
+      return true;
     }
   }
 }
 
-void ThreadPool::dispatch(uint32_t tasks, Call call, void* ctx) {
+void ThreadPool::work(uint64_t gen, uint32_t thread) {
+  const uint32_t base = base_.load();
+  const Call call = call_.load();
+  void* const ctx = ctx_.load();
+  const uint32_t n = size();
+  uint32_t task = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t s = (thread + k) % n;
+    while (claim(s, gen, k == 0, task)) {
+      call(ctx, base + task, thread);
+      done_.fetch_add(1);
+    }
+    if (gen_of(share_[s].word.load()) != uint32_t(gen)) return;  // the job is over
+  }
+}
+
+void ThreadPool::dispatch(uint32_t base, uint32_t tasks, Call call, void* ctx) {
   const uint64_t gen = ++generation_;
-  ticket_.store((gen << 32) | kClosed);
-  tasks_.store(tasks);
+  const uint32_t n = size();
+  for (uint32_t s = 0; s < n; ++s) share_[s].word.store(share_word(gen, 0, 0));
+  base_.store(base);
   call_.store(call);
   ctx_.store(ctx);
   done_.store(0);
-  ticket_.store(gen << 32);
+  for (uint32_t s = 0; s < n; ++s) {
+    share_[s].word.store(share_word(gen, uint32_t(uint64_t(tasks) * s / n), uint32_t(uint64_t(tasks) * (s + 1) / n)));
+  }
+  ticket_.store(gen);
   ticket_.notify_all();
-  work(gen << 32, 0);
+  work(gen, 0);
   int spins = 0;
   while (done_.load() != tasks) {
     if (++spins < kCallerSpins) {
@@ -80,7 +104,7 @@ void ThreadPool::worker(uint32_t thread) {
   for (;;) {
     int spins = 0;
     uint64_t t = ticket_.load();
-    while (gen_of(t) == seen || (t & kClosed) == kClosed) {
+    while (t == seen) {
       if (stop_.load()) return;
       if (++spins < kWorkerSpins) {
         relax();
@@ -90,7 +114,7 @@ void ThreadPool::worker(uint32_t thread) {
       t = ticket_.load();
     }
     if (stop_.load()) return;
-    seen = gen_of(t);
+    seen = t;
     work(t, thread);
   }
 }
