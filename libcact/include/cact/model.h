@@ -54,6 +54,9 @@ class Model {
   // few pages during the first prefill. Advisory: false if the system refused
   // (before Linux 5.14, or not Linux), and the pages then fault in as read.
   bool prefault_dense() const;
+  // Whether record i is read whole for every token: true for all blobs but the
+  // engram tables (gathered a few rows per token). The rule prefault_dense uses.
+  bool read_whole_per_token(size_t i) const;
 
  private:
   Model() = default;
