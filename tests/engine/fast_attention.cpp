@@ -81,10 +81,12 @@ TEST_CASE("exp_approx: within 2 ulp of e^x on [-87, 88.37], 0 below, finite abov
   CHECK(sigmoid_approx(kInf) == 1.0f);
 }
 
-TEST_CASE("softmax<float> and softmax<double> match a double softmax, masked and large inputs included") {
+// Score rows for the softmax tests: random, masked (-inf and -1e30), far
+// above the rest, at lengths around the 16-lane blocks.
+std::vector<std::vector<float>> softmax_cases() {
   std::mt19937 rng(11);
   std::vector<std::vector<float>> cases;
-  for (size_t n : {1u, 2u, 7u, 16u, 17u, 33u, 64u, 255u, 256u, 1000u}) {
+  for (size_t n : {1u, 2u, 7u, 15u, 16u, 17u, 33u, 64u, 255u, 256u, 1000u}) {
     cases.push_back(random_vector(rng, n, 3.0f));
     std::vector<float> masked = random_vector(rng, n, 10.0f);
     for (size_t i = 1; i < n; i += 3) masked[i] = -kInf;  // masked positions
@@ -97,8 +99,12 @@ TEST_CASE("softmax<float> and softmax<double> match a double softmax, masked and
   cases.push_back({-kInf, 0.0f, -kInf});
   cases.push_back({3e38f, -3e38f, 3e38f});
   cases.push_back({100.0f, 100.0f - 80.0f, 100.0f - 90.0f, 100.0f - 200.0f});  // e^-80 kept, e^-90 flushed
+  return cases;
+}
+
+TEST_CASE("softmax<float> and softmax<double> match a double softmax, masked and large inputs included") {
   double worst_f = 0.0, worst_d = 0.0;
-  for (const std::vector<float>& x : cases) {
+  for (const std::vector<float>& x : softmax_cases()) {
     const std::vector<double> want = softmax_reference(x);
     const float m = *std::max_element(x.begin(), x.end());
     std::vector<float> pf = x, pd = x;
@@ -128,6 +134,24 @@ TEST_CASE("softmax<float> and softmax<double> match a double softmax, masked and
   CHECK(worst_d < 1.2e-7);  // the result's own float rounding
   std::vector<float> empty;
   softmax<float>(empty.data(), 0);  // no-op
+}
+
+TEST_CASE("the attention's softmax gives softmax<float>'s bits in every vector width") {
+  std::vector<VecIsa> widths{VecIsa::base};
+  if (vec_isa() >= VecIsa::avx2) widths.push_back(VecIsa::avx2);
+  if (vec_isa() >= VecIsa::avx512) widths.push_back(VecIsa::avx512);
+  for (const std::vector<float>& x : softmax_cases()) {
+    std::vector<float> want = x;
+    softmax<float>(want.data(), want.size());
+    for (const VecIsa isa : widths) {
+      std::vector<float> row((x.size() + 15) / 16 * 16, 123.0f);  // the margin past n holds garbage
+      std::copy(x.begin(), x.end(), row.begin());
+      detail::attention_softmax(isa, row.data(), uint32_t(x.size()));
+      INFO("n = " << x.size() << ", width " << int(isa));
+      CHECK(std::memcmp(row.data(), want.data(), x.size() * sizeof(float)) == 0);
+      for (size_t i = x.size(); i < row.size(); ++i) CHECK(row[i] == 0.0f);
+    }
+  }
 }
 
 TEST_CASE("sigmoid gate and silu: float form within 3 ulp, double form equal to the scalar sigmoid") {

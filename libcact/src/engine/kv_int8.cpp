@@ -429,6 +429,16 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
 
 CACT_VEC_DISPATCH(attend8, Int8Pass)
 
+struct SoftmaxRow {
+  float* x;
+  uint32_t n;
+};
+template <typename, uint32_t>
+CACT_VEC_INLINE void softmax_one_body(const SoftmaxRow& a) {
+  softmax_row(a.x, a.n);
+}
+CACT_VEC_DISPATCH(softmax_one, SoftmaxRow)
+
 }  // namespace
 
 float int8_scale(const float* x, uint32_t n) {
@@ -460,6 +470,8 @@ float store_k_row(const float* k, uint32_t dq, uint32_t dq4, uint8_t* k8, uint32
 }
 
 void int8_pass(VecIsa isa, const Int8Pass& p) { attend8<float>(isa, p); }
+
+void attention_softmax(VecIsa isa, float* x, uint32_t n) { softmax_one<float>(isa, {x, n}); }
 
 }  // namespace detail
 }  // namespace cact::engine

@@ -52,4 +52,9 @@ struct Int8Pass {
 };
 void int8_pass(VecIsa isa, const Int8Pass& p);
 
+// The softmax of a row of the pass's scores, built as int8_pass builds it for
+// `isa` (for tests: it must give softmax<float>'s bits). Reads and writes x up
+// to n rounded up to 16 values; those past n come out 0.
+void attention_softmax(VecIsa isa, float* x, uint32_t n);
+
 }  // namespace cact::engine::detail
