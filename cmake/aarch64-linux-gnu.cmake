@@ -2,7 +2,7 @@
 # (package g++-aarch64-linux-gnu). Executables are linked statically so that
 # qemu-user runs them without a target sysroot; ctest runs them through
 # `qemu-aarch64 -cpu max` (every optional extension, dot product included).
-# Used by scripts/test_aarch64.sh with -DCACT_KERNELS_ONLY=ON.
+# Used by scripts/test_aarch64.sh with -DCACT_CROSS_SCOPE=engine.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
@@ -18,9 +18,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -cpu max)
 
-# doctest is header-only and architecture-neutral: use the build host's copy
-# through a shim package that exposes only its doctest/ directory (never the
-# host's whole /usr/include) to the cross compiler.
+# doctest and nlohmann-json are header-only and architecture-neutral: use the
+# build host's copies through shim packages that expose only their own header
+# directory (never the host's whole /usr/include) to the cross compiler.
 if(NOT DEFINED doctest_DIR)
   set(doctest_DIR "${CMAKE_CURRENT_LIST_DIR}/host-doctest" CACHE PATH "doctest package (host header-only shim)")
+endif()
+if(NOT DEFINED nlohmann_json_DIR)
+  set(nlohmann_json_DIR "${CMAKE_CURRENT_LIST_DIR}/host-nlohmann_json" CACHE PATH "nlohmann-json package (host header-only shim)")
 endif()

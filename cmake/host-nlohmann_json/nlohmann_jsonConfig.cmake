@@ -1,0 +1,3 @@
+# nlohmann-json for cross builds: the build host's header-only copy (host_header_package.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/../host_header_package.cmake)
+cact_host_header_package(nlohmann_json nlohmann json.hpp nlohmann_json::nlohmann_json nlohmann-json3-dev)
