@@ -354,3 +354,36 @@ TEST_CASE("attend_tokens: a pass of several tokens equals each token alone, bit 
     CHECK(checked > 5);
   }
 }
+
+TEST_CASE("attention scores: the dot-product instructions (VNNI, SDOT) give the portable code's bits") {
+  // Ranges that start and end inside 16-row K tiles (partial lanes), a sink
+  // range, dq not a multiple of 4, and 1 to 7 query heads per KV head.
+  std::mt19937 rng(31);
+  for (const uint32_t dq : {48u, 18u, 7u}) {
+    CAPTURE(dq);
+    const uint32_t dv = 40, pinned = 3, ring = 200;
+    KvCache cache;
+    cache.init(KvFormat::int8, 1, dq, dv, pinned, ring, 8, {}, nullptr);
+    AttendScratch scratch;
+    scratch.reserve(cache.rows(), dq, dv);
+    for (uint32_t p = 0; p < 150; ++p) {
+      const std::vector<float> k = random_vector(rng, dq), v = random_vector(rng, dv);
+      cache.write(p, k.data(), v.data());
+    }
+    for (uint32_t heads = 1; heads <= 7; heads += 3) {
+      for (const uint32_t lo : {0u, 5u, 21u, 37u}) {
+        const uint32_t t = 149 - lo / 2;
+        const PosRange r[2] = {{0, pinned - 1}, {std::max(lo, pinned), t}};
+        const std::vector<float> q = random_vector(rng, size_t(heads) * dq, 2.0f);
+        std::vector<float> fast(size_t(heads) * dv), portable(size_t(heads) * dv);
+        cache.attend_group(q.data(), heads, 0, {r, 2}, fast.data(), scratch);
+        detail::use_portable_scores(true);
+        cache.attend_group(q.data(), heads, 0, {r, 2}, portable.data(), scratch);
+        detail::use_portable_scores(false);
+        CAPTURE(heads);
+        CAPTURE(lo);
+        CHECK(std::memcmp(fast.data(), portable.data(), fast.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}

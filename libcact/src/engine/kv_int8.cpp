@@ -6,8 +6,9 @@
 //     coefficient q_scale / sqrt(dq) and bias 128·Σq;
 //  2. scores: for each 16-row tile of K that a token of the pass sees, that
 //     token's heads' integer dots (VPDPBUSD of the stored k + 128 against the
-//     broadcast query, minus the bias: exact; or the same sums in portable
-//     code), as float(dot) · k_scale · coef, stored at the token's own index
+//     broadcast query, minus the bias; SDOT of the signed codes on aarch64;
+//     or the same sums in portable code: all exact), as float(dot) · k_scale
+//     · coef, stored at the token's own index
 //     of the position (its visible positions in order);
 //  3. per row, the arithmetic of softmax<float> (ops.cpp): the same bits;
 //  4. values: each block of 64 V rows converted to float once; each token's
@@ -28,6 +29,7 @@
 #include "engine/kv_int8.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -38,6 +40,14 @@
 #if CACT_VEC_X86
 #include <cpuid.h>
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <arm_neon.h>
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#define CACT_NEON_SDOT 1
+#else
+#define CACT_NEON_SDOT 0
 #endif
 
 namespace cact::engine {
@@ -84,6 +94,9 @@ void int8_codes_portable(const float* x, uint32_t n, float scale, int8_t* q) {
 namespace {
 
 constexpr uint32_t kTile = AttendScratch::kTile, kBlock = AttendScratch::kBlock;
+
+// Tests: score with the portable code even where the CPU has dot products.
+std::atomic<bool> portable_scores{false};
 
 #if CACT_VEC_X86
 #define CACT_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
@@ -182,6 +195,60 @@ CACT_TARGET_AVX512VNNI void score_rows_vnni(uint32_t rows, const uint8_t* kt, ui
 }
 #endif  // CACT_VEC_X86
 
+#if CACT_NEON_SDOT
+// The dot-product extension (FEAT_DotProd: Cortex-A55/A75 and later), read
+// from the kernel's hwcaps.
+bool has_sdot() {
+  static const bool yes = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return yes;
+}
+
+// Scores of `R` query rows against one 16-row K tile with SDOT: each 16 bytes
+// of a 4-column group hold rows 4j..4j+3 (4 bytes each), stored as k ^ 0x80,
+// so one EOR gives the signed codes and SDOT against the broadcast query
+// dword sums 4 products per row: Σ k·q exactly, the VNNI sum less its bias.
+// Lanes [la, lb) of row r stored at dst + r·stride + lane.
+template <uint32_t R>
+__attribute__((target("arch=armv8.2-a+dotprod"))) void score_tile_sdot(const uint8_t* kt, uint32_t dq4,
+                                                                       const int8_t* q8, const float* coef,
+                                                                       const float* ks, float* dst, size_t stride,
+                                                                       uint32_t la, uint32_t lb) {
+  int32x4_t acc[R][4];
+  for (uint32_t r = 0; r < R; ++r) {
+    for (uint32_t j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
+  }
+  const int8x16_t flip = vdupq_n_s8(int8_t(-128));
+  for (uint32_t g = 0; g < dq4 / 4; ++g) {
+    int8x16_t k[4];
+    for (uint32_t j = 0; j < 4; ++j) k[j] = veorq_s8(vld1q_s8(reinterpret_cast<const int8_t*>(kt) + g * 64 + 16 * j), flip);
+    for (uint32_t r = 0; r < R; ++r) {
+      int32_t qd;
+      std::memcpy(&qd, q8 + size_t(r) * dq4 + 4 * g, 4);
+      const int8x16_t qv = vreinterpretq_s8_s32(vdupq_n_s32(qd));
+      for (uint32_t j = 0; j < 4; ++j) acc[r][j] = vdotq_s32(acc[r][j], k[j], qv);
+    }
+  }
+  for (uint32_t r = 0; r < R; ++r) {
+    float sc[kTile];
+    for (uint32_t j = 0; j < 4; ++j) {  // (dot · k_scale) · coef, as the other paths
+      const float32x4_t dot = vcvtq_f32_s32(acc[r][j]);
+      vst1q_f32(sc + 4 * j, vmulq_n_f32(vmulq_f32(dot, vld1q_f32(ks + 4 * j)), coef[r]));
+    }
+    std::memcpy(dst + r * stride + la, sc + la, (lb - la) * sizeof(float));
+  }
+}
+
+// Rows in tiles of 6 (needle3's GQA group), then 4, 2, 1.
+void score_rows_sdot(uint32_t rows, const uint8_t* kt, uint32_t dq4, const int8_t* q8, const float* coef,
+                     const float* ks, float* dst, size_t stride, uint32_t la, uint32_t lb) {
+  uint32_t r = 0;
+  for (; r + 6 <= rows; r += 6) score_tile_sdot<6>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
+  for (; r + 4 <= rows; r += 4) score_tile_sdot<4>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
+  for (; r + 2 <= rows; r += 2) score_tile_sdot<2>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
+  if (r < rows) score_tile_sdot<1>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
+}
+#endif  // CACT_NEON_SDOT
+
 // Portable scores of `rows` query rows against one K tile (as score_tile_vnni):
 // 16 int32 lanes, each of the 4 bytes of a dword in turn.
 CACT_VEC_INLINE void score_tile_portable(const uint8_t* kt, uint32_t dq4, const int8_t* q8, uint32_t rows,
@@ -211,11 +278,16 @@ CACT_VEC_INLINE void score_tile(const uint8_t* kt, uint32_t dq4, const int8_t* q
                                 uint32_t lb) {
 #if CACT_VEC_X86
   if constexpr (Bytes == 64) {
-    if (cpu().vnni) {
+    if (cpu().vnni && !portable_scores.load(std::memory_order_relaxed)) {
       const auto lanes = __mmask16((0xFFFFu >> (16 - lb)) & (0xFFFFu << la));
       score_rows_vnni(rows, kt, dq4, q8, bias, coef, ks, dst, stride, lanes);
       return;
     }
+  }
+#elif CACT_NEON_SDOT
+  if (has_sdot() && !portable_scores.load(std::memory_order_relaxed)) {
+    score_rows_sdot(rows, kt, dq4, q8, coef, ks, dst, stride, la, lb);
+    return;
   }
 #endif
   score_tile_portable(kt, dq4, q8, rows, bias, coef, ks, dst, stride, la, lb);
@@ -472,6 +544,8 @@ float store_k_row(const float* k, uint32_t dq, uint32_t dq4, uint8_t* k8, uint32
 void int8_pass(VecIsa isa, const Int8Pass& p) { attend8<float>(isa, p); }
 
 void attention_softmax(VecIsa isa, float* x, uint32_t n) { softmax_one<float>(isa, {x, n}); }
+
+void use_portable_scores(bool on) { portable_scores.store(on, std::memory_order_relaxed); }
 
 }  // namespace detail
 }  // namespace cact::engine

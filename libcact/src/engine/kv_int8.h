@@ -57,4 +57,8 @@ void int8_pass(VecIsa isa, const Int8Pass& p);
 // to n rounded up to 16 values; those past n come out 0.
 void attention_softmax(VecIsa isa, float* x, uint32_t n);
 
+// Tests: score every pass with the portable integer code (on) or with the
+// CPU's dot-product instructions where it has them (off, the default).
+void use_portable_scores(bool on);
+
 }  // namespace cact::engine::detail
