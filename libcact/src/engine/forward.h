@@ -43,7 +43,7 @@ struct Workspace {
   std::vector<int32_t> tokens;  // [max_order-1 history | chunk]
   std::vector<int32_t> slots;   // [C][E]
   std::vector<float> lanes, nx, pre, post, res, hpre, hpost, mix;
-  std::vector<float> u, u_in, e, ek, ev, a, q, k, v, gate, att, z, m, mlp, fin, cells, logits;
+  std::vector<float> u, u_in, e, ek, ev, a, q, k, v, gate, att, z, m, mlp, fin, cells;
   std::vector<float> rope_cos, rope_sin;
   LinearInput in_nx, in_e, in_a, in_o, in_fin;
   struct HeadScratch {  // probe-head rows of a chunk (HeadPool::add_row)
