@@ -25,6 +25,19 @@ void engram_slots(const Geometry& g, const int32_t* tok, uint32_t t, int32_t* sl
   }
 }
 
+void engram_prefetch(const SiteWeights& site, const Geometry& g, const int32_t* slots, uint32_t count) {
+  const codec::CqMatrix& m = site.tables;
+  const size_t groups = m.groups_per_row();
+  for (size_t i = 0; i < size_t(count) * g.E; ++i) {
+    if (slots[i] < 0) continue;
+    const uint32_t r = uint32_t(i % g.E) * g.Z + uint32_t(slots[i]);
+    const uint8_t* codes = m.row(r);
+    for (size_t off = 0; off < m.row_bytes; off += 64) __builtin_prefetch(codes + off);
+    __builtin_prefetch(codes + m.row_bytes - 1);  // a row that straddles a cache line
+    __builtin_prefetch(m.norms + 2 * size_t(r) * groups);
+  }
+}
+
 void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, Linear& linear, float* e,
                    uint32_t thread) {
   for (uint32_t table = 0; table < g.E; ++table) {

@@ -14,6 +14,13 @@ namespace cact::engine {
 // slot of table e = oi·heads + h, or -1 when the n-gram reaches before position 0.
 void engram_slots(const Geometry& g, const int32_t* tok, uint32_t t, int32_t* slots);
 
+// Starts loading the rows engram_gather will read for `count` tokens (slots
+// [count][E]): each is a random row of a table of tens of MB, so a cache and
+// TLB miss for its codes and another for its norm. Issued at the start of the
+// site's layer, the misses overlap that layer's lane mixing instead of
+// stalling the gather one row at a time.
+void engram_prefetch(const SiteWeights& site, const Geometry& g, const int32_t* slots, uint32_t count);
+
 // e = concatenation over tables of the picked rows (sd wide; zeros when off);
 // `thread`: the pool thread whose row scratch to use.
 void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, Linear& linear, float* e,

@@ -246,6 +246,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // Per-token work runs over the pool by token (each token's values are computed
   // by the same operations whichever thread runs it).
   ThreadPool& pool = *pool_;
+  if (lw.site >= 0) engram_prefetch(w.sites[uint32_t(lw.site)], g, ws.slots.data(), count);
   linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count,
                [&](uint32_t c, uint32_t) { rms(f32_, ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
   const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
