@@ -51,12 +51,15 @@ void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, size_t st
   // scores[c·(L+1)·k + p] = probe p = (r, i) · cell (c, r).
   linear.load_here(input, gather.data(), D_, count);
   linear.apply_here(input, head_->probes, r * k_, (r + 1) * k_, scores.data(), width);
-  for (uint32_t c = 0; c < count; ++c) {
-    const float* cell = gather.data() + size_t(c) * D_;
-    for (uint32_t i = 0; i < k_; ++i) {
-      const size_t p = size_t(r) * k_ + i;
+  // Probe-major: each probe's accumulator row stays in L1 across the chunk's
+  // tokens (token-major streamed all k rows per token). Each probe still sees
+  // the tokens in order, so its sums are unchanged.
+  for (uint32_t i = 0; i < k_; ++i) {
+    const size_t p = size_t(r) * k_ + i;
+    double* acc = acc_.data() + p * D_;
+    for (uint32_t c = 0; c < count; ++c) {
+      const float* cell = gather.data() + size_t(c) * D_;
       const double s = double(scores[c * width + p]) * inv_sqrt;
-      double* acc = acc_.data() + p * D_;
       if (s > max_[p]) {
         const double shrink = std::exp(max_[p] - s);  // 0 on the first token
         sum_[p] *= shrink;
