@@ -176,12 +176,12 @@ TEST_CASE("probe heads: streaming pool equals MODEL.md over all cells") {
   cact::Engine q8(model, {cact::Numerics::int8, nullptr});
   cact::Session b(q8);
   b.prefill(ids);
-  // int8: decode steps wait and are folded 8 at a time, the rest when read:
-  // the same bits as the prefill's chunk, read mid-way or not.
+  // int8: token-by-token steps, read mid-way, give the bits of the prefill's
+  // chunk (each probe folds the tokens in order either way).
   cact::Session steps(q8);
   for (size_t i = 0; i < ids.size(); ++i) {
     steps.step(ids[i]);
-    if (i == 2) CHECK(steps.confidence() > 0.0f);  // folds 3 early
+    if (i == 2) CHECK(steps.confidence() > 0.0f);  // reading does not change the state
   }
   for (const cact::HeadLayout& hl : model.canon().heads()) CHECK(steps.head_output(hl.kind) == b.head_output(hl.kind));
   MESSAGE("confidence float " << s.confidence() << ", int8 " << b.confidence());

@@ -119,8 +119,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.gate.assign(size_t(C) * g.odim(), 0.0f);
   ws.att.assign(size_t(C) * g.odim(), 0.0f);
   ws.mlp.assign(C * D, 0.0f);
-  // Cells of a chunk, or of up to kHeadBatch decode steps waiting for the probe heads.
-  ws.cells.assign(size_t(pools_.empty() ? C : std::max(C, kHeadBatch)) * (L + 1) * D, 0.0f);
+  ws.cells.assign(C * (L + 1) * D, 0.0f);
   ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
   ws.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
   linear_.reserve(ws.in_nx, g.n * g.D, C);
@@ -129,11 +128,10 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   linear_.reserve(ws.in_o, g.odim(), C);
   linear_.reserve(ws.in_fin, g.D, C);
   ws.heads.resize(pools_.empty() ? 0 : T);
-  const uint32_t fold = std::max(C, kHeadBatch);  // tokens folded at once (fold_heads)
   for (Workspace::HeadScratch& hs : ws.heads) {
-    linear_.reserve(hs.in, g.D, fold);
-    hs.gather.assign(size_t(fold) * D, 0.0f);
-    hs.scores.assign(size_t(fold) * head_rows, 0.0f);
+    linear_.reserve(hs.in, g.D, C);
+    hs.gather.assign(C * D, 0.0f);
+    hs.scores.assign(size_t(C) * head_rows, 0.0f);
   }
   ws.hada.resize(T);
   for (HadaScratch& h : ws.hada) h.reserve(g.N, kMlpBlock);
@@ -153,7 +151,6 @@ void Forward::reset() {
   }
   for (SiteState& s : sites_) s.value.reset();
   for (HeadPool& p : pools_) p.reset();
-  heads_pending_ = 0;
   std::fill(ws_.tokens.begin(), ws_.tokens.end(), 0);
   kept_cells_.clear();
 }
@@ -180,10 +177,6 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   if (count == 0 || count > max_chunk_ || pos_ + count > context_) fail("internal: chunk does not fit the state");
   const size_t D = g.D, n = g.n, L = g.L, rows = L + 1;
 
-  // This chunk's cells follow those still waiting for the probe heads, if they fit.
-  if (heads_pending_ > 0 && heads_pending_ + count > kHeadBatch) fold_heads();
-  cells_ = ws.cells.data() + size_t(heads_pending_) * rows * D;
-
   // Token history; then per token (on the pool): engram slots, embedding, RoPE tables.
   for (uint32_t c = 0; c < count; ++c) ws.tokens[history_ + c] = tokens[c];
   const double scale = std::sqrt(double(D));
@@ -191,7 +184,7 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   pool_->run(count, [&](uint32_t c, uint32_t t) {
     const int32_t* tok = ws.tokens.data() + history_ + c;
     if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.slots.data() + size_t(c) * g.E);
-    float* x0 = cells_ + size_t(c) * rows * D;
+    float* x0 = ws.cells.data() + size_t(c) * rows * D;
     linear_.row(w.embedding, uint32_t(*tok), x0, t);
     for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
     for (size_t j = 0; j < n; ++j) std::memcpy(ws.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
@@ -208,7 +201,7 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
   linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
     const size_t c = first + i;
-    zc_norm(f32_, cells_ + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
+    zc_norm(f32_, ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
   });
   // Straight into the caller's rows, or into last_logits_ (no chunk-sized
   // logits buffer: 32 KiB per token of max_chunk on needle3).
@@ -219,41 +212,27 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   }
   has_logits_ = true;
 
-  // Probe heads: decode steps wait in the cell slots until kHeadBatch tokens
-  // (or a chunk) can be folded in one go (fold_heads).
-  if (keep_cells_) kept_cells_.insert(kept_cells_.end(), cells_, cells_ + size_t(count) * rows * D);
+  // Probe heads: one task per (head, cell row); each folds the chunk's tokens
+  // in order (the reference numerics' products share one scratch: caller only).
   if (!pools_.empty()) {
-    heads_pending_ += count;
-    if (heads_pending_ >= kHeadBatch) fold_heads();
+    const auto head_row = [&](uint32_t task, uint32_t t) {
+      HeadPool& p = pools_[task / rows];
+      Workspace::HeadScratch& hs = ws.heads[t];
+      p.add_row(task % uint32_t(rows), ws.cells.data(), count, rows * D, linear_, hs.in, hs.gather, hs.scores);
+    };
+    const auto tasks = uint32_t(pools_.size() * rows);
+    if (f32_) {
+      pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
+    } else {
+      for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
+    }
+    for (HeadPool& p : pools_) p.add_tokens(count);
   }
+  if (keep_cells_) kept_cells_.insert(kept_cells_.end(), ws.cells.begin(), ws.cells.begin() + size_t(count) * rows * D);
 
   // Slide the token history.
   if (history_ > 0) std::memmove(ws.tokens.data(), ws.tokens.data() + count, history_ * sizeof(int32_t));
   pos_ += count;
-}
-
-void Forward::fold_heads() {
-  // One task per (head, cell row); each folds the waiting tokens in order (the
-  // reference numerics' products share one scratch: caller only). Folding k
-  // tokens at once gives the bits of folding them one by one (heads.cpp), for
-  // 1/k of the probe products' calls and of the accumulators' traffic.
-  const uint32_t count = heads_pending_;
-  if (count == 0) return;
-  Workspace& ws = ws_;
-  const size_t rows = w_->g.cell_rows(), D = w_->g.D;
-  const auto head_row = [&](uint32_t task, uint32_t t) {
-    HeadPool& p = pools_[task / rows];
-    Workspace::HeadScratch& hs = ws.heads[t];
-    p.add_row(task % uint32_t(rows), ws.cells.data(), count, rows * D, linear_, hs.in, hs.gather, hs.scores);
-  };
-  const auto tasks = uint32_t(pools_.size() * rows);
-  if (f32_) {
-    pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
-  } else {
-    for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
-  }
-  for (HeadPool& p : pools_) p.add_tokens(count);
-  heads_pending_ = 0;
 }
 
 void Forward::layer(uint32_t l, uint32_t count) {
@@ -326,7 +305,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
       for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
       // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
       mhc_post(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, ws.mix.data() + c * n * n,
-               ws.hpost.data() + c * n, u, ws.u_in.data() + c * D, cells_ + (c * rows + l + 1) * D, f32_,
+               ws.hpost.data() + c * n, u, ws.u_in.data() + c * D, ws.cells.data() + (c * rows + l + 1) * D, f32_,
                isa_);
     }
   });

@@ -73,10 +73,7 @@ class Forward {
   const std::vector<float>& last_logits() const { return last_logits_; }
   bool has_logits() const { return has_logits_; }
   const std::vector<float>& kept_cells() const { return kept_cells_; }
-  const HeadPool* pool(HeadKind kind) const;  // folds nothing: see fold_heads()
-  // Folds the decode steps still waiting into the probe heads (run() folds
-  // them by kHeadBatch); call before reading a HeadPool.
-  void fold_heads();
+  const HeadPool* pool(HeadKind kind) const;
   Linear& linear() { return linear_; }
   size_t bytes() const;
 
@@ -102,11 +99,6 @@ class Forward {
   std::vector<float> last_logits_;
   bool has_logits_ = false;
   std::vector<float> kept_cells_;
-  // Probe heads: tokens whose cells wait in ws_.cells (from slot 0) to be
-  // folded; this chunk's cells start at cells_ (slot heads_pending_).
-  static constexpr uint32_t kHeadBatch = 8;
-  uint32_t heads_pending_ = 0;
-  float* cells_ = nullptr;
 };
 
 }  // namespace cact::engine

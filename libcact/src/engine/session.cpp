@@ -98,7 +98,6 @@ const Engine& Session::engine() const { return *impl_->engine; }
 bool Session::has_head(HeadKind kind) const { return impl_->forward.pool(kind) != nullptr; }
 
 std::vector<float> Session::head_output(HeadKind kind) const {
-  impl_->forward.fold_heads();  // the pooled state as if every token had been folded at once
   const engine::HeadPool* pool = impl_->forward.pool(kind);
   if (pool == nullptr) fail(std::string("this archive has no ") + head_kind_name(kind) + " head");
   const Engine& e = *impl_->engine;
