@@ -8,8 +8,8 @@
 //     token's heads' integer dots (VPDPBUSD of the stored k + 128 against the
 //     broadcast query, minus the bias; SDOT of the signed codes on aarch64;
 //     or the same sums in portable code: all exact), as float(dot) · k_scale
-//     · coef, stored at the token's own index
-//     of the position (its visible positions in order);
+//     · coef, stored at the token's own index of the position (its visible
+//     positions in order);
 //  3. per row, the arithmetic of softmax<float> (ops.cpp): the same bits;
 //  4. values: each block of 64 V rows converted to float once; each token's
 //     output += (p · v_scale) · float(v), one fused multiply-add per term, over
