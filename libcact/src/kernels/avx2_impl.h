@@ -422,7 +422,8 @@ struct PermuteMasks512 {
   alignas(64) int8_t m[2][8][64];
 };
 
-const PermuteMasks512& masks512_for(uint32_t index_bits) {
+// (Unused in amx.cpp, which calls the avx512-vnni table for these products.)
+[[maybe_unused]] const PermuteMasks512& masks512_for(uint32_t index_bits) {
   const auto widen = [](const PermuteMasks& pm) {
     PermuteMasks512 w{};
     for (int h = 0; h < 2; ++h) {
