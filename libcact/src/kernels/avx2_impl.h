@@ -558,16 +558,22 @@ __attribute__((always_inline)) inline void convert_norms(const uint8_t* half, si
   for (; i < n; ++i) dst[i] = load_norm(half, i);
 }
 
+// One vector: starts loading the FP16 norms of the next tile, rows [r0 + R,
+// r0 + 2R) (as NextTilePrefetch does for its weights), if it is in the matrix.
+template <int R>
+__attribute__((always_inline)) inline void prefetch_next_tile_norms(const MatmulCtx& c, uint32_t r0) {
+  if (r0 + 2 * uint32_t(R) > c.rows) return;
+  const size_t bytes = 2 * size_t(R) * c.groups;
+  const auto* next = reinterpret_cast<const char*>(c.half + 2 * size_t(r0 + uint32_t(R)) * c.groups);
+  for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
+}
+
 template <int R>
 __attribute__((always_inline)) inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
   float* dst = c.norms + size_t(r0 - c.row_begin) * c.groups;
   if (c.half != nullptr) {
-    const size_t n = size_t(R) * c.groups;
-    const uint8_t* src = c.half + 2 * size_t(r0) * c.groups;
-    if (r0 + 2 * uint32_t(R) <= c.rows) {  // the next tile's norms (as NextTilePrefetch)
-      for (size_t off = 0; off < 2 * n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(src + 2 * n + off), _MM_HINT_T0);
-    }
-    convert_norms(src, n, dst);
+    prefetch_next_tile_norms<R>(c, r0);
+    convert_norms(c.half + 2 * size_t(r0) * c.groups, size_t(R) * c.groups, dst);
   }
   return dst;
 }
@@ -850,10 +856,7 @@ void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
   const size_t rb = c.row_bytes;
   const uint8_t* packed = c.packed + size_t(r0) * rb;
   const uint8_t* norm_half = c.half + 2 * size_t(r0) * groups;
-  if (r0 + 2 * uint32_t(R) <= c.rows) {  // the next tile's norms (as NextTilePrefetch)
-    const size_t n = 2 * size_t(R) * groups;
-    for (size_t off = 0; off < n; off += 64) _mm_prefetch(reinterpret_cast<const char*>(norm_half + n + off), _MM_HINT_T0);
-  }
+  prefetch_next_tile_norms<R>(c, r0);
   const int8_t* act = c.act;
   NextTilePrefetch<R, Unpack2> prefetch(c, r0, true);
   __m512 acc = _mm512_setzero_ps();
