@@ -3,7 +3,7 @@
 // activation vector, decode) and a 16-vector matmul (prefill; also 128
 // vectors for the first matrix); matvecs over ~6.5 MB of weights (streamed
 // from beyond L2, as in a real decode step); the activation quantiser and
-// int8_dots. Prints time per call, GB/s of weight bytes (packed indices +
+// dequantize_row (the engine's per-token embedding and engram rows). Prints time per call, GB/s of weight bytes (packed indices +
 // FP16 norms) streamed per call, GMAC/s, and the speed-up over the scalar
 // table from the same run.
 //
@@ -16,7 +16,7 @@
 //                 the 4- and 24-row [n, 3072] CQ4 slices of the mHC Phi matrices),
 //                 each resident in L2 (the same matrix every call) and streamed
 //                 (copies of it cycled so that >= 48 MB pass between reuses), plus
-//                 the 1-vector activation quantiser
+//                 the 1-vector activation quantiser and dequantize_row
 //     --prefill   the prefill set instead: [768, 768], [2304, 768], [768, 3072],
 //                 CQ2 and CQ4, 16 / 32 / 64 vectors, the SIMD tables (no scalar: too
 //                 slow), "x vnni" = speed-up over avx512-vnni
@@ -198,6 +198,38 @@ void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& 
   }
 }
 
+// dequantize_row as a decode step calls it: one embedding row ([8192, 768]
+// CQ4, the tied head) and one engram site's six table rows ([18432, 128] CQ2),
+// random rows each call. Prints "x scalar" when the scalar table is measured.
+void dequantize_rows(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
+  struct Shape {
+    uint32_t out, in, bits, rows;
+  };
+  for (const Shape sh : {Shape{8192, 768, 4, 1}, Shape{18432, 128, 2, 6}}) {
+    const Matrix mx = make_matrix(sh.out, sh.in, sh.bits, rng);
+    const auto codebook = codec::codebook_for(sh.bits, codec::standard_codebooks());
+    std::vector<float> out(sh.in);
+    std::vector<std::function<void()>> fns;
+    for (size_t i = 0; i < tables.size(); ++i) {
+      fns.emplace_back([&, i] {
+        for (uint32_t k = 0; k < sh.rows; ++k) {
+          tables[i]->dequantize_row(mx.m, codebook.data(), uint32_t(rng() % sh.out), out.data());
+          g_sink = g_sink + out[0];
+        }
+      });
+    }
+    const auto secs = seconds_per_call(fns);
+    char label[64];
+    std::snprintf(label, sizeof label, "dequantize_row %s x %u", mx.label.c_str(), sh.rows);
+    const bool ratio = std::strcmp(tables[0]->name, "scalar") == 0;
+    for (size_t i = 0; i < tables.size(); ++i) {
+      std::printf("%-36s %-13s %10.3f", label, tables[i]->name, secs[i] * 1e6);
+      if (ratio) std::printf(" %9.2f", secs[0] / secs[i]);
+      std::printf("\n");
+    }
+  }
+}
+
 // The decode set (--decode): 1-vector products, L2-resident and streamed.
 void decode_set(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
   struct Shape {
@@ -248,6 +280,7 @@ void decode_set(const std::vector<const KernelTable*>& tables, std::mt19937& rng
       std::printf("quantize_activations 1 x %-8u %-13s %10.3f\n", in, tables[i]->name, secs[i] * 1e6);
     }
   }
+  dequantize_rows(tables, rng);
 }
 
 }  // namespace
@@ -334,28 +367,6 @@ int main(int argc, char** argv) {
                   secs[0] / secs[i]);
     }
   }
-  // Attention scores over the int8 KV cache: head sizes 64 and 48 (needle3).
-  const uint32_t dots_shapes[][2] = {{64, 1024}, {48, 1280}};
-  for (const auto& shape : dots_shapes) {
-    const uint32_t n = shape[0], rows = shape[1];
-    std::uniform_int_distribution<int> q(-128, 127);
-    std::vector<int8_t> qv(n), k(size_t(n) * rows);
-    for (auto& v : qv) v = int8_t(q(rng));
-    for (auto& v : k) v = int8_t(q(rng));
-    std::vector<int32_t> out(rows);
-    std::vector<std::function<void()>> fns;
-    for (size_t i = 0; i < tables.size(); ++i) {
-      fns.emplace_back([&, i] {
-        tables[i]->int8_dots(qv.data(), k.data(), n, n, rows, out.data());
-        g_sink = g_sink + float(out[0]);
-      });
-    }
-    const auto secs = seconds_per_call(fns);
-    char label[48];
-    std::snprintf(label, sizeof label, "int8_dots %u rows x %u", rows, n);
-    for (size_t i = 0; i < tables.size(); ++i) {
-      std::printf("%-32s %-13s %10.2f %9.2f\n", label, tables[i]->name, secs[i] * 1e6, secs[0] / secs[i]);
-    }
-  }
+  dequantize_rows(tables, rng);
   return 0;
 }

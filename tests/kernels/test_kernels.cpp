@@ -1,5 +1,5 @@
 // Every kernel table this CPU can run must give bit-identical results to the
-// scalar oracle (quantize_activations, cq_matmul, int8_dots) on random shapes,
+// scalar oracle (quantize_activations, cq_matmul, dequantize_row) on random shapes,
 // and the scalar CQ-W2A8 matmul must approximate the float dequantised matvec.
 #include <doctest/doctest.h>
 
@@ -151,7 +151,7 @@ TEST_CASE("kernel tables: the list and the choice") {
   for (const KernelTable* t : tables) {
     CHECK((t->quantize_activations != nullptr));
     CHECK((t->cq_matmul != nullptr));
-    CHECK((t->int8_dots != nullptr));
+    CHECK((t->dequantize_row != nullptr));
   }
 }
 
@@ -525,35 +525,32 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit fo
   }
 }
 
-TEST_CASE("int8_dots: every table equals scalar, full int8 range") {
-  std::mt19937 rng(31);
-  const KernelTable& scalar = cact::kernels::scalar_kernels();
-  std::uniform_int_distribution<int> q(-128, 127);
+TEST_CASE("dequantize_row: every table equals codec::dequantize_row bit for bit") {
+  // Every width, ragged widths (a last group shorter than 128 goes through a
+  // buffer: nothing past `in` may be written), zero norms, the standard
+  // codebooks and random ones (any sign and size: the lookup must not assume
+  // an ascending or symmetric table).
+  std::mt19937 rng(77);
+  const auto stored = codec::standard_codebooks();
+  std::uniform_real_distribution<float> entry(-4.0f, 4.0f);
   for (int iter = 0; iter < 200; ++iter) {
-    // Head sizes 48 and 64 (16- and 32-byte steps), blocks of 8 (x86) / 4
-    // (NEON) rows with leftovers, then random lengths with scalar tails.
-    const uint32_t n = iter < 4 ? uint32_t(iter) * 32 + 64 : iter < 40 ? (iter % 2 == 0 ? 48u : 64u)
-                                                                       : 1 + uint32_t(rng() % 300);
-    const uint32_t rows = 1 + uint32_t(rng() % (iter < 40 ? 41 : 20));
-    const size_t stride = n + rng() % 17;
-    std::vector<int8_t> qv(n), k(stride * rows);
-    for (auto& v : qv) v = int8_t(q(rng));
-    for (auto& v : k) v = int8_t(q(rng));
-    if (iter == 0) {  // the extreme: every product 128*128
-      std::fill(qv.begin(), qv.end(), int8_t(-128));
-      std::fill(k.begin(), k.end(), int8_t(-128));
-    } else if (iter < 8) {  // extremes of the VNNI bias (k + 128 in 0..255, 128 * sum(q) both signs)
-      std::fill(qv.begin(), qv.end(), int8_t(iter % 2 == 0 ? 127 : -128));
-      std::fill(k.begin(), k.end(), int8_t(iter % 3 == 0 ? -128 : 127));
+    const uint32_t bits = kWidths[iter % 5];
+    const uint32_t in = iter < 10 ? codec::kGroup * (1 + uint32_t(iter) % 6) : 1 + uint32_t(rng() % 700);
+    const uint32_t out = 1 + uint32_t(rng() % 9);
+    auto rm = random_matrix(rng, out, in, bits);
+    std::vector<float> codebook = codec::codebook_for(bits, stored);
+    if (iter % 3 == 0) {
+      for (float& e : codebook) e = entry(rng);
     }
-    std::vector<int32_t> want(rows), got(rows);
-    scalar.int8_dots(qv.data(), k.data(), stride, n, rows, want.data());
-    if (iter == 0) CHECK(want[0] == int32_t(n) * 16384);
-    for (const KernelTable* t : simd_tables()) {
-      std::fill(got.begin(), got.end(), 0x5a5a5a5a);
-      t->int8_dots(qv.data(), k.data(), stride, n, rows, got.data());
-      INFO("table " << t->name << " n " << n << " rows " << rows << " stride " << stride);
-      CHECK(got == want);
+    REQUIRE(codebook.size() == codec::levels(bits));
+    const uint32_t r = uint32_t(rng() % out);
+    std::vector<float> want(in + 16, sentinel());
+    codec::dequantize_row(rm.m, r, codebook, want.data());
+    for (const KernelTable* t : cact::kernels::available_kernels()) {
+      std::vector<float> got(in + 16, sentinel());
+      t->dequantize_row(rm.m, codebook.data(), r, got.data());
+      INFO("table " << t->name << " bits " << bits << " in " << in << " row " << r);
+      CHECK(first_difference(got, want) == -1);
     }
   }
 }

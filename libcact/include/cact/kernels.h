@@ -43,10 +43,11 @@ struct KernelTable {
   // for rows r in [row_begin, row_end) and every activation vector v.
   void (*cq_matmul)(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
                     uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride);
-  // Dot products of one int8 vector with `rows` int8 vectors of length `n`
-  // (row stride `stride`): out[r] = sum q[i]*k[r][i]. (The engine's int8 attention no longer
-  // calls it: it scores a chunk's queries against a tiled K layout itself, engine/kv_int8.cpp.)
-  void (*int8_dots)(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out);
+  // out[0, w.in) = row r of w dequantised: per group, codebook[index] * norm,
+  // then the inverse rotation (codec::fwht); the same bits as
+  // codec::dequantize_row in every table. `codebook` holds codec::levels(w.bits)
+  // floats. The engine's per-token rows (embedding, engram tables) go here.
+  void (*dequantize_row)(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out);
 };
 
 const KernelTable& scalar_kernels();

@@ -38,14 +38,13 @@ void engram_prefetch(const SiteWeights& site, const Geometry& g, const int32_t* 
   }
 }
 
-void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, Linear& linear, float* e,
-                   uint32_t thread) {
+void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, const Linear& linear, float* e) {
   for (uint32_t table = 0; table < g.E; ++table) {
     float* dst = e + size_t(table) * g.sd;
     if (slots[table] < 0) {
       std::fill(dst, dst + g.sd, 0.0f);
     } else {
-      linear.row(site.tables, table * g.Z + uint32_t(slots[table]), dst, thread);
+      linear.row(site.tables, table * g.Z + uint32_t(slots[table]), dst);
     }
   }
 }

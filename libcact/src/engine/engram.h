@@ -21,10 +21,8 @@ void engram_slots(const Geometry& g, const int32_t* tok, uint32_t t, int32_t* sl
 // stalling the gather one row at a time.
 void engram_prefetch(const SiteWeights& site, const Geometry& g, const int32_t* slots, uint32_t count);
 
-// e = concatenation over tables of the picked rows (sd wide; zeros when off);
-// `thread`: the pool thread whose row scratch to use.
-void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, Linear& linear, float* e,
-                   uint32_t thread = 0);
+// e = concatenation over tables of the picked rows (sd wide; zeros when off).
+void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* slots, const Linear& linear, float* e);
 
 // u += α v' with α = σ(rms(u) · rms(k) / sqrt(D)).
 void engram_update(float* u, const float* k, const float* v_conv, uint32_t D);

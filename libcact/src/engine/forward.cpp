@@ -181,11 +181,11 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   for (uint32_t c = 0; c < count; ++c) ws.tokens[history_ + c] = tokens[c];
   const double scale = std::sqrt(double(D));
   const uint32_t half = g.dq / 2;
-  pool_->run(count, [&](uint32_t c, uint32_t t) {
+  pool_->run(count, [&](uint32_t c, uint32_t) {
     const int32_t* tok = ws.tokens.data() + history_ + c;
     if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.slots.data() + size_t(c) * g.E);
     float* x0 = ws.cells.data() + size_t(c) * rows * D;
-    linear_.row(w.embedding, uint32_t(*tok), x0, t);
+    linear_.row(w.embedding, uint32_t(*tok), x0);
     for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
     for (size_t j = 0; j < n; ++j) std::memcpy(ws.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
     for (uint32_t i = 0; i < half; ++i) {
@@ -317,8 +317,8 @@ void Forward::engram(uint32_t site, uint32_t count) {
   const SiteWeights& sw = w.sites[site];
   Workspace& ws = ws_;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count, [&](uint32_t c, uint32_t t) {
-    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width, t);
+  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count, [&](uint32_t c, uint32_t) {
+    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width);
   });
   // The value conv's rows are computed by layer() (with the per-token norm).
   linear_.apply_many(ws.in_e, {{&sw.key_proj, 0, sw.key_proj.out, ws.ek.data(), D},

@@ -27,17 +27,11 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
 
 void Linear::set_pool(ThreadPool* pool) {
   pool_ = pool;
-  rows_.resize(pool != nullptr ? pool->size() : 1);
-  parts_.resize(rows_.size());
-  reserve_rows(uint32_t(dense_.size()));
+  parts_.resize(pool != nullptr ? pool->size() : 1);
 }
 
 void Linear::reserve_rows(uint32_t max_in) {
   const uint32_t in_pad = codec::padded_in(max_in, codec::kGroup);
-  for (RowScratch& rs : rows_) {
-    if (rs.indices.size() < in_pad) rs.indices.resize(in_pad);
-    if (rs.group.size() < codec::kGroup) rs.group.resize(codec::kGroup);
-  }
   if (dense_.size() < in_pad) dense_.resize(in_pad);
 }
 
@@ -82,23 +76,10 @@ void Linear::load_here(LinearInput& input, const float* x, uint32_t in, uint32_t
   if (numerics_ == Numerics::int8) kernels_->quantize_activations(x, in, count, input.q);
 }
 
-void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thread) {
-  // Sized beforehand (reserve) for the token loop; grown here only on first use.
-  RowScratch& rs = rows_.at(thread);
-  if (rs.indices.size() < m.in_pad) rs.indices.resize(m.in_pad);
-  if (rs.group.size() < m.group) rs.group.resize(m.group);
-  codec::unpack_indices(m.row(r), m.in_pad, m.bits, rs.indices.data());
-  const std::vector<float>& cb = w_->codebook_of(m);
-  float* group = rs.group.data();
-  for (uint32_t g = 0; g < m.groups_per_row(); ++g) {
-    const float norm = m.norm(r, g);
-    const uint8_t* idx = rs.indices.data() + size_t(g) * m.group;
-    for (uint32_t i = 0; i < m.group; ++i) group[i] = cb[idx[i]] * norm;
-    codec::fwht(group, m.group);
-    const uint32_t first = g * m.group;
-    const uint32_t used = m.in - first < m.group ? m.in - first : m.group;
-    for (uint32_t i = 0; i < used; ++i) out[first + i] = group[i];
-  }
+void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out) const {
+  // The same bits from every table; the reference numerics keep the scalar oracle.
+  const kernels::KernelTable& k = numerics_ == Numerics::int8 ? *kernels_ : kernels::scalar_kernels();
+  k.dequantize_row(m, w_->codebook_of(m).data(), r, out);
 }
 
 void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
@@ -189,7 +170,6 @@ void Linear::apply_many(const LinearInput& input, std::initializer_list<LinearJo
 
 size_t Linear::bytes() const {
   size_t b = dense_.capacity() * sizeof(float);
-  for (const RowScratch& rs : rows_) b += rs.indices.capacity() + rs.group.capacity() * sizeof(float);
   for (const kernels::QuantizedActivations& p : parts_) b += p.q.capacity() + p.scale.capacity() * sizeof(float);
   return b;
 }

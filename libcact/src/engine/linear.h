@@ -40,11 +40,11 @@ struct LinearJob {
 class Linear {
  public:
   Linear(const Weights& w, Numerics numerics, const kernels::KernelTable& kernels);
-  // Split int8 products by row range over this pool (nullptr: one thread);
-  // row() then takes a pool thread index for its scratch.
+  // Split int8 products by row range over this pool (nullptr: one thread).
   void set_pool(ThreadPool* pool);
   // Size scratch so that inputs up to max_in wide and max_count vectors never allocate.
   void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count);
+  // Size the reference numerics' dense row for inputs up to max_in wide.
   void reserve_rows(uint32_t max_in);
   void load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
     load(input, x, in, count, [](uint32_t, uint32_t) {});
@@ -86,8 +86,8 @@ class Linear {
   // multiples); results as apply(), which is this with one job.
   void apply_many(const LinearInput& input, std::initializer_list<LinearJob> jobs);
   // Dequantise one row exactly (embedding / engram table lookups, both
-  // numerics), with the scratch of pool thread `thread`.
-  void row(const codec::CqMatrix& m, uint32_t r, float* out, uint32_t thread = 0);
+  // numerics; KernelTable::dequantize_row, no scratch: any thread may call it).
+  void row(const codec::CqMatrix& m, uint32_t r, float* out) const;
   size_t bytes() const;
 
  private:
@@ -96,15 +96,10 @@ class Linear {
   uint32_t split_parts(uint32_t in, uint32_t count) const;
   void prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count);
   void load_part(LinearInput& input, uint32_t v0, uint32_t v1, uint32_t thread);
-  struct RowScratch {
-    std::vector<uint8_t> indices;  // unpacked indices of one row
-    std::vector<float> group;      // one group being rotated back
-  };
   const Weights* w_;
   Numerics numerics_;
   const kernels::KernelTable* kernels_;
   ThreadPool* pool_ = nullptr;
-  std::vector<RowScratch> rows_{1};  // per pool thread
   std::vector<float> dense_;         // one dequantised row (reference apply)
   std::vector<kernels::QuantizedActivations> parts_{1};  // per pool thread: one part of a split load
 };

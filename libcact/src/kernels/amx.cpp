@@ -322,13 +322,13 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
   kAvx512VnniKernels.quantize_activations(x, in, count, out);
 }
-void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  kAvx512VnniKernels.int8_dots(q, k, stride, n, rows, out);
+void dequantize_row(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out) {
+  kAvx512VnniKernels.dequantize_row(w, codebook, r, out);
 }
 
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.
 extern const KernelTable kAvx512AmxKernels;
-const KernelTable kAvx512AmxKernels{"avx512-amx", quantize_activations, amx::cq_matmul, int8_dots};
+const KernelTable kAvx512AmxKernels{"avx512-amx", quantize_activations, amx::cq_matmul, dequantize_row};
 
 }  // namespace cact::kernels
 #endif

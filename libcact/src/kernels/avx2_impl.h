@@ -34,8 +34,7 @@ namespace {
 namespace x86 {
 
 // Which instruction computes the group dot.
-// kAvx512Vnni: cq_matmul runs the 512-bit tiles below; int8_dots is 256-bit
-// code with the EVEX VPDPBUSD.
+// kAvx512Vnni: cq_matmul runs the 512-bit tiles below.
 enum class Dot { kAvx2, kAvxVnni, kAvx512Vnni };
 
 constexpr uint32_t kG = codec::kGroup;  // 128 lanes per group, 4 blocks of 32
@@ -128,6 +127,27 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
   quantize_activations_by_group<quantize_group>(x, in, count, out);
 }
 
+// dequantize_row: per group, codebook[index] * norm (vpermps on the codebook's
+// first and last 8 entries, blended by index > 7), then fwht128: the scalar
+// table's operations lane by lane. (The avx512-vnni table has its own below.)
+[[maybe_unused]] void dequantize_row(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out) {
+  alignas(32) float entries[16] = {};
+  std::memcpy(entries, codebook, codec::levels(w.bits) * sizeof(float));
+  const __m256 low = _mm256_load_ps(entries), high = _mm256_load_ps(entries + 8);
+  dequantize_row_by_groups(w, codebook, r, out, [&](const uint8_t* indices, float norm, float* dst) {
+    __m256 x[16];
+    const __m256 vnorm = _mm256_set1_ps(norm);
+    for (int i = 0; i < 16; ++i) {
+      const __m256i index = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(indices + 8 * i)));
+      const __m256 upper = _mm256_castsi256_ps(_mm256_cmpgt_epi32(index, _mm256_set1_epi32(7)));
+      const __m256 e = _mm256_blendv_ps(_mm256_permutevar8x32_ps(low, index), _mm256_permutevar8x32_ps(high, index), upper);
+      x[i] = _mm256_mul_ps(e, vnorm);
+    }
+    fwht128(x);
+    for (int i = 0; i < 16; ++i) _mm256_storeu_ps(dst + 8 * i, x[i]);
+  });
+}
+
 #if defined(__AVX512F__)
 // The same quantiser on zmm registers (avx512-vnni table): 8 registers of 16
 // floats per group. Stages of half-width 1, 2, 4 and 8 run inside a register
@@ -147,17 +167,13 @@ inline __m512i round_clamp(__m512 y) {  // as the __m256 version above (same pro
   return _mm512_add_epi32(t, _mm512_cvttps_epi32(_mm512_add_ps(f, f)));
 }
 
-// N groups at once (N = 1..3): the same operations per group, written side
-// by side so that their dependency chains (FWHT, absmax, the scalar division,
-// rounding) overlap; one group's chain alone left the ports idle for much of
-// its ~200 cycles. quantize_activations 1 x 768 / 1 x 3072: 0.40 / 1.61 ->
-// 0.24 / 0.98 us (two at a time: 0.27 / 1.05).
+// The FWHT of N groups, x[n][0..8) holding group n's 128 floats, the groups'
+// stages side by side; then the scale, as codec::fwht.
 template <int N>
-void quantize_groups512(const float* const src[N], int8_t* const q[N], float* const scale_out[N]) {
-  __m512 x[N][8];
+__attribute__((always_inline)) inline void fwht_groups512(__m512 (&x)[N][8]) {
 #pragma GCC unroll 24
   for (int i = 0; i < 8 * N; ++i) {
-    __m512 v = _mm512_loadu_ps(src[i / 8] + 16 * (i % 8));
+    __m512 v = x[i / 8][i % 8];
     v = butterfly_in_register<0xAAAA>(v, _mm512_permute_ps(v, 0xB1));          // half = 1
     v = butterfly_in_register<0xCCCC>(v, _mm512_permute_ps(v, 0x4E));          // half = 2
     v = butterfly_in_register<0xF0F0>(v, _mm512_shuffle_f32x4(v, v, 0xB1));    // half = 4
@@ -175,14 +191,26 @@ void quantize_groups512(const float* const src[N], int8_t* const q[N], float* co
   for (int n = 0; n < N; ++n) stage(n, 0, 2), stage(n, 1, 2), stage(n, 4, 2), stage(n, 5, 2);
   for (int n = 0; n < N; ++n) stage(n, 0, 4), stage(n, 1, 4), stage(n, 2, 4), stage(n, 3, 4);
   const __m512 scale = _mm512_set1_ps(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht
+#pragma GCC unroll 24
+  for (int i = 0; i < 8 * N; ++i) x[i / 8][i % 8] = _mm512_mul_ps(x[i / 8][i % 8], scale);
+}
+
+// N groups at once (N = 1..3): the same operations per group, written side
+// by side so that their dependency chains (FWHT, absmax, the scalar division,
+// rounding) overlap; one group's chain alone left the ports idle for much of
+// its ~200 cycles. quantize_activations 1 x 768 / 1 x 3072: 0.40 / 1.61 ->
+// 0.24 / 0.98 us (two at a time: 0.27 / 1.05).
+template <int N>
+void quantize_groups512(const float* const src[N], int8_t* const q[N], float* const scale_out[N]) {
+  __m512 x[N][8];
+#pragma GCC unroll 24
+  for (int i = 0; i < 8 * N; ++i) x[i / 8][i % 8] = _mm512_loadu_ps(src[i / 8] + 16 * (i % 8));
+  fwht_groups512<N>(x);
   __m512 vinv[N];
   for (int n = 0; n < N; ++n) {
     __m512 m[8];
 #pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      x[n][i] = _mm512_mul_ps(x[n][i], scale);
-      m[i] = _mm512_abs_ps(x[n][i]);
-    }
+    for (int i = 0; i < 8; ++i) m[i] = _mm512_abs_ps(x[n][i]);
     // max is exact in any order: a tree, not a chain of 8
     const __m512 m4 = _mm512_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])),
                                     _mm512_max_ps(_mm512_max_ps(m[4], m[5]), _mm512_max_ps(m[6], m[7])));
@@ -228,6 +256,23 @@ void quantize_group512(const float* src, int8_t* q, float* scale_out) {
       g += n;
     }
   }
+}
+
+// dequantize_row on zmm registers: vpermps of the codebook (up to 16 entries,
+// one register) times the norm, then the quantiser's FWHT (fwht_groups512):
+// the scalar table's operations lane by lane.
+[[maybe_unused]] void dequantize_row512(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out) {
+  const __m512 entries = _mm512_maskz_loadu_ps(__mmask16((1u << codec::levels(w.bits)) - 1), codebook);
+  dequantize_row_by_groups(w, codebook, r, out, [&](const uint8_t* indices, float norm, float* dst) {
+    __m512 x[1][8];
+    const __m512 vnorm = _mm512_set1_ps(norm);
+    for (int i = 0; i < 8; ++i) {
+      const __m512i index = _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(indices + 16 * i)));
+      x[0][i] = _mm512_mul_ps(_mm512_permutexvar_ps(index, entries), vnorm);
+    }
+    fwht_groups512<1>(x);
+    for (int i = 0; i < 8; ++i) _mm512_storeu_ps(dst + 16 * i, x[0][i]);
+  });
 }
 #endif  // AVX512F
 
@@ -1045,76 +1090,6 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
     case 3: cq_matmul_width<kDot, Unpack3>(c, table, row_begin, row_end, a.count); break;
     default: cq_matmul_width<kDot, Unpack4>(c, table, row_begin, row_end, a.count); break;
   }
-}
-
-// ----------------------------------------------------------------------------
-// int8 dots over the KV cache: full int8 range (-128 included) on both sides.
-// Rows go in blocks of 8 with one reduce8 per block (int8_dots_by_blocks).
-//  - AVX2: sign-extend 16 elements to int16 and madd (pair sums <= 2*128*128
-//    fit int32); q is widened once per block step for all 8 rows.
-//  - VNNI: dpbusd of k ^ 0x80 (= k + 128 as u8) against signed q, minus
-//    128 * sum(q) over the vectorised part, computed once per call. Exact.
-
-inline int32_t hsum_epi32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-  return _mm_cvtsi128_si32(s);
-}
-
-// acc[j] (8 int32 lanes) = partial sums of row j's dot over the first nv elements
-// (nv a multiple of 16); VNNI sums are biased by 128 * sum(q[0..nv)).
-template <Dot kDot, int N>
-inline void dot_rows(const int8_t* q, const int8_t* k, size_t stride, uint32_t nv, __m256i acc[N]) {
-  for (int j = 0; j < N; ++j) acc[j] = _mm256_setzero_si256();
-  auto load16 = [](const int8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-  if constexpr (kDot == Dot::kAvx2) {
-    for (uint32_t i = 0; i < nv; i += 16) {
-      const __m256i q16 = _mm256_cvtepi8_epi16(load16(q + i));
-      for (int j = 0; j < N; ++j) {
-        const __m256i k16 = _mm256_cvtepi8_epi16(load16(k + j * stride + i));
-        acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(k16, q16));
-      }
-    }
-  } else {
-    const __m256i flip = _mm256_set1_epi8(-128);
-    uint32_t i = 0;
-    for (; i + 32 <= nv; i += 32) {
-      const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
-      for (int j = 0; j < N; ++j) {
-        const __m256i kv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(k + j * stride + i));
-        acc[j] = dpbusd<kDot>(acc[j], _mm256_xor_si256(kv, flip), qv);
-      }
-    }
-    if (i < nv) {  // 16 left: upper halves zero (k ^ 0x80 = 128 there, times q = 0)
-      const __m256i qv = _mm256_zextsi128_si256(load16(q + i));
-      for (int j = 0; j < N; ++j) {
-        const __m256i kv = _mm256_zextsi128_si256(load16(k + j * stride + i));
-        acc[j] = dpbusd<kDot>(acc[j], _mm256_xor_si256(kv, flip), qv);
-      }
-    }
-  }
-}
-
-template <Dot kDot>
-void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  int32_t bias = 0;
-  if constexpr (kDot != Dot::kAvx2) {
-    for (uint32_t i = 0; i < (n & ~15u); ++i) bias += q[i];
-    bias *= 128;
-  }
-  int8_dots_by_blocks<8>(
-      q, k, stride, n, rows, out,
-      [&](const int8_t* kr, uint32_t nv, int32_t* o) {
-        __m256i acc[8];
-        dot_rows<kDot, 8>(q, kr, stride, nv, acc);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm256_sub_epi32(reduce8(acc), _mm256_set1_epi32(bias)));
-      },
-      [&](const int8_t* kr, uint32_t nv) {
-        __m256i acc[1];
-        dot_rows<kDot, 1>(q, kr, stride, nv, acc);
-        return hsum_epi32(acc[0]) - bias;
-      });
 }
 
 }  // namespace x86

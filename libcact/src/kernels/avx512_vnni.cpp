@@ -1,8 +1,8 @@
 // The AVX-512 VNNI table ("avx512-vnni"): AVX512-F + BW + VL + VNNI (Cascade
 // Lake, Ice Lake, Sapphire Rapids, Zen 4 and later; every CPU with
 // AVX512-VNNI has the other three). CQ tiles on zmm registers (two rows per
-// register, 16 outputs per tile); the activation quantiser on zmm registers too;
-// int8_dots is 256-bit code (EVEX VPDPBUSD on ymm for the dots). Built with -mavx2 -mf16c
+// register, 16 outputs per tile); the activation quantiser and dequantize_row
+// on zmm registers too. Built with -mavx2 -mf16c
 // -mavx512f -mavx512bw -mavx512vl -mavx512vnni; chosen by simd_select.cpp
 // only after the CPU check. Implementation: avx2_impl.h. Compiles to nothing
 // elsewhere.
@@ -24,7 +24,7 @@ namespace cact::kernels {
 extern const KernelTable kAvx512VnniKernels;
 const KernelTable kAvx512VnniKernels{"avx512-vnni", x86::quantize_activations512,
                                      x86::cq_matmul<x86::Dot::kAvx512Vnni>,
-                                     x86::int8_dots<x86::Dot::kAvx512Vnni>};
+                                     x86::dequantize_row512};
 
 }  // namespace cact::kernels
 #endif

@@ -10,7 +10,7 @@ namespace cact::kernels {
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.
 extern const KernelTable kAvxVnniKernels;
 const KernelTable kAvxVnniKernels{"avx-vnni", x86::quantize_activations, x86::cq_matmul<x86::Dot::kAvxVnni>,
-                                  x86::int8_dots<x86::Dot::kAvxVnni>};
+                                  x86::dequantize_row};
 
 }  // namespace cact::kernels
 #endif

@@ -8,7 +8,7 @@ namespace cact::kernels {
 
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.
 extern const KernelTable kNeonKernels;
-const KernelTable kNeonKernels{"neon", neon::quantize_activations, neon::cq_matmul<false>, neon::int8_dots<false>};
+const KernelTable kNeonKernels{"neon", neon::quantize_activations, neon::cq_matmul<false>, neon::dequantize_row};
 
 }  // namespace cact::kernels
 #endif

@@ -10,7 +10,7 @@ namespace cact::kernels {
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.
 extern const KernelTable kNeonDotprodKernels;
 const KernelTable kNeonDotprodKernels{"neon-dotprod", neon::quantize_activations, neon::cq_matmul<true>,
-                                      neon::int8_dots<true>};
+                                      neon::dequantize_row};
 
 }  // namespace cact::kernels
 #endif

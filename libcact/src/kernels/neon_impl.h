@@ -427,45 +427,21 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 }
 
 // ----------------------------------------------------------------------------
-// int8 dots over the KV cache, full int8 range: SDOT, or single SMULL
-// products (<= 128*128 fits int16) each widened by SADALP.
-
-template <bool kDotprod>
-inline int32x4_t dot16_full(int32x4_t acc, int8x16_t a, int8x16_t b) {
-  if constexpr (kDotprod) {
-    return dot16<true>(acc, a, b);
-  } else {
-    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(a), vget_low_s8(b)));
-    return vpadalq_s16(acc, vmull_high_s8(a, b));
-  }
-}
-
-// acc[j] = 4 partial sums of row j's dot over the first nv elements (nv a
-// multiple of 16); q is loaded once per step for all N rows.
-template <bool kDotprod, int N>
-inline void dot_rows(const int8_t* q, const int8_t* k, size_t stride, uint32_t nv, int32x4_t acc[N]) {
-  for (int j = 0; j < N; ++j) acc[j] = vdupq_n_s32(0);
-  for (uint32_t i = 0; i < nv; i += 16) {
-    const int8x16_t qv = vld1q_s8(q + i);
-    for (int j = 0; j < N; ++j) acc[j] = dot16_full<kDotprod>(acc[j], qv, vld1q_s8(k + j * stride + i));
-  }
-}
-
-// Rows in blocks of 4 (one ADDP tree per block; int8_dots_by_blocks).
-template <bool kDotprod>
-void int8_dots(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  int8_dots_by_blocks<4>(
-      q, k, stride, n, rows, out,
-      [&](const int8_t* kr, uint32_t nv, int32_t* o) {
-        int32x4_t acc[4];
-        dot_rows<kDotprod, 4>(q, kr, stride, nv, acc);
-        vst1q_s32(o, vpaddq_s32(vpaddq_s32(acc[0], acc[1]), vpaddq_s32(acc[2], acc[3])));
-      },
-      [&](const int8_t* kr, uint32_t nv) {
-        int32x4_t acc[1];
-        dot_rows<kDotprod, 1>(q, kr, stride, nv, acc);
-        return vaddvq_s32(acc[0]);
-      });
+// dequantize_row: per group, codebook[index] * norm (the lookup is scalar, the
+// multiply by the norm a vector of the same products), then fwht128: the
+// scalar table's operations lane by lane.
+void dequantize_row(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out) {
+  dequantize_row_by_groups(w, codebook, r, out, [&](const uint8_t* indices, float norm, float* dst) {
+    float32x4_t x[32];
+    const float32x4_t vnorm = vdupq_n_f32(norm);
+    for (int i = 0; i < 32; ++i) {
+      const float e[4] = {codebook[indices[4 * i]], codebook[indices[4 * i + 1]], codebook[indices[4 * i + 2]],
+                          codebook[indices[4 * i + 3]]};
+      x[i] = vmulq_f32(vld1q_f32(e), vnorm);
+    }
+    fwht128(x);
+    for (int i = 0; i < 32; ++i) vst1q_f32(dst + 4 * i, x[i]);
+  });
 }
 
 }  // namespace neon

@@ -7,6 +7,7 @@
 #include "cact/half.h"
 #include "cact/kernels.h"
 #include "kernels/scalar.h"
+#include "kernels/simd_common.h"
 
 namespace cact::kernels {
 
@@ -94,19 +95,23 @@ void cq_matmul_scalar(const codec::CqMatrix& w, const Int8Codebook& cb, const Qu
   }
 }
 
-void int8_dots_scalar(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows, int32_t* out) {
-  for (uint32_t r = 0; r < rows; ++r) {
-    const int8_t* kr = k + r * stride;
-    int32_t sum = 0;
-    for (uint32_t i = 0; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
-    out[r] = sum;
+// Per group: codebook[index] * norm, then codec::fwht (the oracle's order of
+// operations, which every SIMD table repeats lane by lane).
+void dequantize_row_scalar(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out) {
+  if (w.group != codec::kGroup) {
+    codec::dequantize_row(w, r, {codebook, codec::levels(w.bits)}, out);
+    return;
   }
+  dequantize_row_by_groups(w, codebook, r, out, [&](const uint8_t* indices, float norm, float* group) {
+    for (uint32_t i = 0; i < codec::kGroup; ++i) group[i] = codebook[indices[i]] * norm;
+    codec::fwht(group, codec::kGroup);
+  });
 }
 
 }  // namespace
 
 const KernelTable& scalar_kernels() {
-  static const KernelTable table{"scalar", quantize_activations_scalar, cq_matmul_scalar, int8_dots_scalar};
+  static const KernelTable table{"scalar", quantize_activations_scalar, cq_matmul_scalar, dequantize_row_scalar};
   return table;
 }
 

@@ -116,28 +116,31 @@ inline NibbleTables nibble_tables(uint32_t index_bits, const int8_t e[16]) {
   return nt;
 }
 
-// The row loop of int8_dots, shared by the ISAs: rows in blocks of kBlock,
-// `block(k_rows, nv, out)` storing the dots of kBlock rows over the first nv
-// = n & ~15 elements, leftover rows through `single(k_row, nv)`; the last
-// n - nv elements are added in scalar code.
-template <uint32_t kBlock, class Block, class Single>
-inline void int8_dots_by_blocks(const int8_t* q, const int8_t* k, size_t stride, uint32_t n, uint32_t rows,
-                                int32_t* out, Block block, Single single) {
-  const uint32_t nv = n & ~15u;
-  auto tail = [&](uint32_t r) {
-    const int8_t* kr = k + size_t(r) * stride;
-    int32_t sum = 0;
-    for (uint32_t i = nv; i < n; ++i) sum += int32_t(q[i]) * int32_t(kr[i]);
-    return sum;
-  };
-  uint32_t r = 0;
-  for (; r + kBlock <= rows; r += kBlock) {
-    block(k + size_t(r) * stride, nv, out + r);
-    if (nv < n) {
-      for (uint32_t j = r; j < r + kBlock; ++j) out[j] += tail(j);
-    }
+// The group loop of dequantize_row, shared by the ISAs: per 128-group its
+// indices (a group starts on a byte boundary for every width: 16 bytes per
+// index bit) and its norm go to `group(indices, norm, dst)`, which writes the
+// group's 128 floats; a ragged last group goes through a buffer. Other group
+// sizes take the scalar table.
+template <class Group>
+inline void dequantize_row_by_groups(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out,
+                                     Group group) {
+  if (w.group != kSimdGroup) {
+    scalar_kernels().dequantize_row(w, codebook, r, out);
+    return;
   }
-  for (; r < rows; ++r) out[r] = single(k + size_t(r) * stride, nv) + tail(r);
+  // (CqMatrix's inline members are not called here: see the header comment.)
+  const uint8_t* row = w.packed + size_t(r) * w.row_bytes;
+  const size_t group_bytes = size_t(kSimdGroup) * codec::index_bits(w.bits) / 8;
+  alignas(64) uint8_t indices[kSimdGroup];
+  alignas(64) float tail[kSimdGroup];
+  for (uint32_t g = 0; g < w.in_pad / kSimdGroup; ++g) {
+    codec::unpack_indices(row + g * group_bytes, kSimdGroup, w.bits, indices);
+    const uint32_t first = g * kSimdGroup;
+    const uint32_t used = w.in - first < kSimdGroup ? w.in - first : kSimdGroup;
+    float* dst = used == kSimdGroup ? out + first : tail;
+    group(indices, w.norm(r, g), dst);
+    if (dst == tail) std::memcpy(out + first, tail, used * sizeof(float));
+  }
 }
 
 // Shapes the SIMD cq_matmul handles; anything else goes to the scalar oracle.
