@@ -1,11 +1,11 @@
-// The AMX-INT8 table ("avx512-amx"): the avx512-vnni table with the
+// The AMX-INT8 table ("avx512-amx"): the avx512-vbmi table with the
 // multi-vector CQ product (prefill: 6 or more activation vectors against one
 // weight matrix) on the AMX tile unit (Sapphire Rapids and later). Built with
 // -mavx2 -mf16c -mavx512{f,bw,vl,vnni,vbmi} -mamx-tile -mamx-int8; chosen by
 // simd_select.cpp only after the CPUID/XCR0 check and a granted
 // ARCH_REQ_XCOMP_PERM for the tile data (CACT_AMX=0 keeps it out). Fewer
-// vectors (decode) and shapes the SIMD code does not take run the avx512-vnni
-// code unchanged. Design and exactness: docs/KERNELS.md "AMX-INT8 tiles".
+// vectors (decode) and shapes the SIMD code does not take run the avx512-vbmi
+// code unchanged (every AMX CPU has AVX512-VBMI; amx_usable checks it). Design and exactness: docs/KERNELS.md "AMX-INT8 tiles".
 //
 // Same rules as avx2_impl.h (internal linkage only, no std:: templates); the
 // pragmas are those of avx512_vnni.cpp (GCC bug 105593).
@@ -19,7 +19,7 @@
     defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && \
     (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_INT8__) || defined(__AMXINT8__))  // GCC || clang
 namespace cact::kernels {
-extern const KernelTable kAvx512VnniKernels;  // avx512_vnni.cpp
+extern const KernelTable kAvx512VbmiKernels;  // avx512_vnni.cpp
 namespace {
 namespace amx {
 
@@ -278,7 +278,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
                uint32_t row_end, float* y, size_t y_stride) {
   if (row_begin >= row_end || a.count == 0) return;
   if (a.count < kMinVectors || !simd_matmul_ok(w, cb, a, /*no_minus128=*/false)) {
-    kAvx512VnniKernels.cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
+    kAvx512VbmiKernels.cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
     return;
   }
   const uint32_t iw = codec::index_bits(w.bits);
@@ -317,13 +317,13 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 }  // namespace amx
 }  // namespace
 
-// The rest of the table is avx512-vnni's: called through that table rather
+// The rest of the table is avx512-vbmi's: called through that table rather
 // than instantiated again here (its tiles are ~100 KB of code).
 void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
-  kAvx512VnniKernels.quantize_activations(x, in, count, out);
+  kAvx512VbmiKernels.quantize_activations(x, in, count, out);
 }
 void dequantize_row(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out) {
-  kAvx512VnniKernels.dequantize_row(w, codebook, r, out);
+  kAvx512VbmiKernels.dequantize_row(w, codebook, r, out);
 }
 
 // Constant-initialised (no code runs to build it); declared in simd_select.cpp.

@@ -573,6 +573,7 @@ struct MatmulCtx {
   float* norms;            // float norms of rows [row_begin, row_end): [row - row_begin][groups]
   const uint8_t* half;     // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
   bool paired;             // avx512-vnni, one vector, 2-bit indices: activations in cq_tile512_pairs' layout
+  bool vbmi;               // with `paired`: the tiles look up bytes with vpermb (avx512-vbmi table)
   uint32_t row_begin;
   uint32_t rows;  // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
@@ -769,6 +770,16 @@ struct Unpack512<Unpack4> {
   }
 };
 
+// vpermb as inline assembly: avx512_vnni.cpp is built without -mavx512vbmi
+// (the avx512-vnni table runs on CPUs without it), and the intrinsic would
+// need a target attribute on every always-inline caller. Only the
+// avx512-vbmi table's tiles reach it (VbmiPairs).
+__attribute__((always_inline)) inline __m512i vpermb(__m512i index, __m512i table) {
+  __m512i r;
+  __asm__("vpermb %2, %1, %0" : "=v"(r) : "v"(index), "v"(table));
+  return r;
+}
+
 // Lanes of a 512-bit tile of R rows (R/2 pairs, at least one) x V vectors:
 // accumulator i = v * pairs + p holds rows 2p (low half) and 2p + 1 (high
 // half); after reduce16, lane L = 4t + e holds accumulator 4(t/2) + e, half
@@ -886,8 +897,31 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
 // float gathers per pair (bench_kernels --decode, 768x768 in L2: about -5 %); the conversion is exact, so
 // the float math is unchanged. An odd last group gathers (g - 1, g), which
 // stays inside the norms (a matrix of one group loads its R norms instead).
-template <int R>
-void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
+// The byte lookups of the paired tile, two ways (the same weights; `t` holds
+// each one's tables, see vbmi_pairs_tables):
+//  - PshufbPairs: Unpack2's nibble lookups, 2 ANDs + 1 shift + 4 vpshufb per row;
+//  - VbmiPairs (AVX512-VBMI): vpermb looks up a byte by its low 6 bits, so
+//    crumbs 0, 1, 2 of each byte index 64-entry tables directly (entry i =
+//    code (i >> 2k) & 3) and crumb 3 after one 16-bit shift by 2 (bits 6-7 land
+//    in 4-5; what comes in from the next byte lands in 6-7, which vpermb
+//    ignores): 1 shift + 4 vpermb per row, two fewer vector µops on the ports
+//    the VPDPBUSDs use.
+struct PshufbPairs {
+  __attribute__((always_inline)) static void decode(__m512i b, const __m512i t[4], __m512i w[4]) {
+    Unpack2::decode(b, t, w);
+  }
+};
+struct VbmiPairs {
+  __attribute__((always_inline)) static void decode(__m512i b, const __m512i t[4], __m512i w[4]) {
+    w[0] = vpermb(b, t[0]);
+    w[1] = vpermb(b, t[1]);
+    w[2] = vpermb(b, t[2]);
+    w[3] = vpermb(_mm512_srli_epi16(b, 2), t[2]);
+  }
+};
+
+template <int R, class Decode>
+__attribute__((always_inline)) inline void cq_tile512_pairs_body(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
   static_assert(R >= 1 && R <= 16);
   // Lane = row; lanes past the tile read row 0's norms (valid memory, never stored).
   constexpr auto lane_row = [](int lane) { return lane < R ? lane : 0; };
@@ -932,7 +966,7 @@ void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
         const __m512i b = two ? _mm512_loadu_si512(row)
                               : _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)));
         __m512i w[4];
-        Unpack2::decode(b, t512, w);
+        Decode::decode(b, t512, w);
         __m512i sum = _mm512_setzero_si512();
         for (int k = 0; k < 4; ++k) sum = _mm512_dpbusd_epi32(sum, w[k], av[k]);
         dots[i] = sum;
@@ -954,15 +988,38 @@ void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
   for (int r = 0; r < R; ++r) c.y[r0 + uint32_t(r)] = res[r];
 }
 
+template <int R>
+void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
+  cq_tile512_pairs_body<R, PshufbPairs>(c, t512, r0);
+}
+template <int R>
+void cq_tile512_pairs_vbmi(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
+  cq_tile512_pairs_body<R, VbmiPairs>(c, t512, r0);
+}
+
+// VbmiPairs' tables from the code table e: t[k][i] = e[(i >> 2k) & 3], k = 0..2.
+inline void vbmi_pairs_tables(const int8_t e[16], __m512i t[4]) {
+  alignas(64) int8_t bytes[4][64] = {};
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < 64; ++i) bytes[k][i] = e[(i >> (2 * k)) & 3];
+  }
+  for (int k = 0; k < 4; ++k) t[k] = _mm512_load_si512(bytes[k]);
+}
+
 template <class U>
 struct Tiles512 {
   const MatmulCtx& c;
   __m512i t512[4];
+  __m512i vbmi[4];  // VbmiPairs' tables when c.paired and c.vbmi
   template <int R, int V>
   void tile(uint32_t r, uint32_t v0) const {
     if constexpr (U::kBits == 2 && V == 1) {  // CQ2 and ternary, a call with one vector: paired layout
       if (c.paired) {
-        cq_tile512_pairs<R>(c, t512, r);
+        if (c.vbmi) {
+          cq_tile512_pairs_vbmi<R>(c, vbmi, r);
+        } else {
+          cq_tile512_pairs<R>(c, t512, r);
+        }
         return;
       }
     }
@@ -979,8 +1036,9 @@ void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, u
   const auto budget = uint32_t(96 * 1024 / per_vector);
   if constexpr (kDot == Dot::kAvx512Vnni) {
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
-    Tiles512<U> tiles{c, {}};
+    Tiles512<U> tiles{c, {}, {}};
     for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(c.tables[k]);
+    if (U::kBits == 2 && c.paired && c.vbmi) vbmi_pairs_tables(table, tiles.vbmi);
     tile_matmul<16>(tiles, row_begin, row_end, count, budget);
 #else
     static_assert(kDot != Dot::kAvx512Vnni, "the 512-bit table needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni");
@@ -990,9 +1048,10 @@ void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, u
   }
 }
 
+// `vbmi` (avx512-vbmi table only): the 1-vector CQ2 tiles look up with vpermb.
 template <Dot kDot>
-void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
-                    uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride) {
+void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+                    uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride, bool vbmi) {
   if (row_begin >= row_end || a.count == 0) return;
   // The VNNI dot takes any int8 weight (biased table); AVX2 needs |w| <= 127.
   if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/kDot == Dot::kAvx2)) {
@@ -1077,6 +1136,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   c.norms = norms;
   c.half = a.count == 1 ? w.norms : nullptr;
   c.paired = paired;
+  c.vbmi = vbmi;
   c.row_begin = row_begin;
   c.rows = w.out;
   c.scales = scales;
@@ -1091,6 +1151,20 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
     default: cq_matmul_width<kDot, Unpack4>(c, table, row_begin, row_end, a.count); break;
   }
 }
+
+template <Dot kDot>
+void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
+               uint32_t row_end, float* y, size_t y_stride) {
+  cq_matmul_impl<kDot>(w, cb, a, row_begin, row_end, y, y_stride, false);
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+// The avx512-vbmi table's product: avx512-vnni's, with VbmiPairs in the 1-vector CQ2 tiles.
+[[maybe_unused]] void cq_matmul_vbmi(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+                                     uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride) {
+  cq_matmul_impl<Dot::kAvx512Vnni>(w, cb, a, row_begin, row_end, y, y_stride, true);
+}
+#endif
 
 }  // namespace x86
 }  // namespace

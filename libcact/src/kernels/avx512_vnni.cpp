@@ -2,7 +2,8 @@
 // Lake, Ice Lake, Sapphire Rapids, Zen 4 and later; every CPU with
 // AVX512-VNNI has the other three). CQ tiles on zmm registers (two rows per
 // register, 16 outputs per tile); the activation quantiser and dequantize_row
-// on zmm registers too. Built with -mavx2 -mf16c
+// on zmm registers too. The avx512-vbmi table here is the same with vpermb
+// lookups in the 1-vector CQ2 tiles. Built with -mavx2 -mf16c
 // -mavx512f -mavx512bw -mavx512vl -mavx512vnni; chosen by simd_select.cpp
 // only after the CPU check. Implementation: avx2_impl.h. Compiles to nothing
 // elsewhere.
@@ -24,6 +25,11 @@ namespace cact::kernels {
 extern const KernelTable kAvx512VnniKernels;
 const KernelTable kAvx512VnniKernels{"avx512-vnni", x86::quantize_activations512,
                                      x86::cq_matmul<x86::Dot::kAvx512Vnni>,
+                                     x86::dequantize_row512};
+// avx512-vnni with vpermb lookups in its 1-vector CQ2 tiles (VbmiPairs, inline
+// assembly); chosen only on CPUs with AVX512-VBMI.
+extern const KernelTable kAvx512VbmiKernels;
+const KernelTable kAvx512VbmiKernels{"avx512-vbmi", x86::quantize_activations512, x86::cq_matmul_vbmi,
                                      x86::dequantize_row512};
 
 }  // namespace cact::kernels

@@ -28,6 +28,7 @@ extern const KernelTable kAvx2Kernels;
 #endif
 #if defined(__x86_64__) && defined(CACT_HAVE_AVX512VNNI)
 extern const KernelTable kAvx512VnniKernels;
+extern const KernelTable kAvx512VbmiKernels;
 #endif
 #if defined(__x86_64__) && defined(CACT_HAVE_AVXVNNI)
 extern const KernelTable kAvxVnniKernels;
@@ -108,8 +109,9 @@ std::vector<const KernelTable*> simd_kernels() {
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
     tables.push_back(&kAvx512VnniKernels);
+    if (cpuid_bit(7, 0, 2, 1)) tables.push_back(&kAvx512VbmiKernels);  // AVX512-VBMI (CPUID 7.0 ECX bit 1)
 #if defined(CACT_HAVE_AMX)
-    if (amx_usable()) tables.push_back(&kAvx512AmxKernels);  // prefill on AMX tiles, else avx512-vnni
+    if (amx_usable()) tables.push_back(&kAvx512AmxKernels);  // prefill on AMX tiles, else avx512-vbmi
 #endif
   }
 #endif
