@@ -1028,9 +1028,32 @@ struct Tiles512 {
 };
 #endif  // AVX-512 F, BW, VL, VNNI
 
+// The lookup tables derived from a code table (tables_for, and with 512-bit
+// registers the vpermb tables of CQ2), remembered per thread and width: a
+// decode step runs ~170 products over the same few code tables, and deriving
+// them on every call cost ~1 % of the step (byte loops). Trivial type:
+// zero-initialised thread-local storage, no guard.
+struct DerivedTables {
+  bool valid;
+  int8_t e[16];
+  __m256i t[4];
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+  __m512i vbmi[4];
+#endif
+};
+
 template <Dot kDot, class U>
 void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
-  tables_for(U::kBits, table, c.tables);
+  thread_local DerivedTables memo;  // one per instantiation: per table and width
+  if (!memo.valid || std::memcmp(memo.e, table, sizeof memo.e) != 0) {
+    tables_for(U::kBits, table, memo.t);
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+    if constexpr (kDot == Dot::kAvx512Vnni && U::kBits == 2) vbmi_pairs_tables(table, memo.vbmi);
+#endif
+    std::memcpy(memo.e, table, sizeof memo.e);
+    memo.valid = true;
+  }
+  for (int k = 0; k < 4; ++k) c.tables[k] = memo.t[k];
   // L2 budget 96 KiB: each vector keeps its activations (AVX2: and their absolute values).
   const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(c.in_pad);
   const auto budget = uint32_t(96 * 1024 / per_vector);
@@ -1038,7 +1061,9 @@ void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, u
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
     Tiles512<U> tiles{c, {}, {}};
     for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(c.tables[k]);
-    if (U::kBits == 2 && c.paired && c.vbmi) vbmi_pairs_tables(table, tiles.vbmi);
+    if constexpr (U::kBits == 2) {
+      for (int k = 0; k < 4; ++k) tiles.vbmi[k] = memo.vbmi[k];
+    }
     tile_matmul<16>(tiles, row_begin, row_end, count, budget);
 #else
     static_assert(kDot != Dot::kAvx512Vnni, "the 512-bit table needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni");
