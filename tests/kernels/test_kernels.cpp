@@ -318,6 +318,37 @@ TEST_CASE("cq_matmul: every table equals scalar bit for bit on random shapes") {
   }
 }
 
+TEST_CASE("cq_matmul: one input against several matrices, then changed in place") {
+  // How the engine calls it (q/k/v/gate read one input, the three Φ another):
+  // matrices of several widths in turn on the same activations, which then
+  // change in place (one byte, one scale). Guards any per-call caching of the
+  // prepared input (a memo of it was tried: it must see both changes).
+  std::mt19937 rng(99);
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  for (const uint32_t in : {768u, 640u, 3072u}) {
+    const auto x = random_activations(rng, in, 1);
+    QuantizedActivations a;
+    scalar.quantize_activations(x.data(), in, 1, a);
+    std::vector<RandomMatrix> ms;
+    std::vector<Int8Codebook> cbs;
+    for (const uint32_t bits : {2u, 4u, 2u, codec::kTernary, 1u, 2u}) {
+      ms.push_back(random_matrix(rng, 1 + uint32_t(rng() % 40), in, bits));
+      cbs.push_back(random_codebook(rng, bits));
+    }
+    for (int round = 0; round < 3; ++round) {
+      if (round == 1) a.q[size_t(rng() % in)] ^= 0x15;  // one activation byte, same buffer
+      if (round == 2) a.scale[a.scale.size() - 1] *= 1.5f;  // one scale
+      for (size_t i = 0; i < ms.size(); ++i) {
+        const auto want = run_matmul(scalar, ms[i].m, cbs[i], a, 0, ms[i].m.out, ms[i].m.out);
+        for (const KernelTable* t : simd_tables()) {
+          INFO("table " << t->name << " in " << in << " round " << round << " matrix " << i);
+          CHECK(first_difference(run_matmul(*t, ms[i].m, cbs[i], a, 0, ms[i].m.out, ms[i].m.out), want) == -1);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("cq_matmul: matvec and prefill shapes with a shared weight pass") {
   // Larger matrices through every tile path: 8-row tiles, 2x4 / 4x2 / 2x3
   // vector tiles, leftovers; activations from each table's own quantiser.
