@@ -21,8 +21,9 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
       if (part.q.size() < size_t(in_pad) * per) part.q.resize(size_t(in_pad) * per);
       if (part.scale.size() < size_t(in_pad / codec::kGroup) * per) part.scale.resize(size_t(in_pad / codec::kGroup) * per);
     }
+  } else {
+    reserve_dense_row(max_in);  // the int8 numerics never use it (rows go through the kernel table)
   }
-  reserve_rows(max_in);
 }
 
 void Linear::set_pool(ThreadPool* pool) {
@@ -30,7 +31,7 @@ void Linear::set_pool(ThreadPool* pool) {
   parts_.resize(pool != nullptr ? pool->size() : 1);
 }
 
-void Linear::reserve_rows(uint32_t max_in) {
+void Linear::reserve_dense_row(uint32_t max_in) {
   const uint32_t in_pad = codec::padded_in(max_in, codec::kGroup);
   if (dense_.size() < in_pad) dense_.resize(in_pad);
 }
@@ -94,7 +95,7 @@ void Linear::apply_here(const LinearInput& input, const codec::CqMatrix& m, uint
     kernels_->cq_matmul(m, w_->int8_codebook_of(m), input.q, row_begin, row_end, y, y_stride);
     return;
   }
-  reserve_rows(m.in);
+  reserve_dense_row(m.in);
   float* dense = dense_.data();
   for (uint32_t r = row_begin; r < row_end; ++r) {
     row(m, r, dense);

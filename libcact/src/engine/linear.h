@@ -44,8 +44,6 @@ class Linear {
   void set_pool(ThreadPool* pool);
   // Size scratch so that inputs up to max_in wide and max_count vectors never allocate.
   void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count);
-  // Size the reference numerics' dense row for inputs up to max_in wide.
-  void reserve_rows(uint32_t max_in);
   void load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
     load(input, x, in, count, [](uint32_t, uint32_t) {});
   }
@@ -96,6 +94,8 @@ class Linear {
   uint32_t split_parts(uint32_t in, uint32_t count) const;
   void prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count);
   void load_part(LinearInput& input, uint32_t v0, uint32_t v1, uint32_t thread);
+  // Size the reference numerics' dense row (apply_here) for inputs up to max_in wide.
+  void reserve_dense_row(uint32_t max_in);
   const Weights* w_;
   Numerics numerics_;
   const kernels::KernelTable* kernels_;
