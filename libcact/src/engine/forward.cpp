@@ -1,5 +1,7 @@
 // The chunked forward pass (MODEL.md "Forward pass"): embedding, engram
 // slots, the mHC lanes around every block, final norm and the tied head.
+#include <x86intrin.h>
+#include <cstdio>
 #include "engine/forward.h"
 
 #include <algorithm>
@@ -16,6 +18,7 @@ namespace cact::engine {
 
 namespace {
 constexpr uint32_t kMlpBlock = 8;  // tokens per Hadamard MLP call in a chunk
+constexpr uint32_t kHeadBatch = 16;  // tokens per probe-head fold in decode (feed_heads)
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -128,11 +131,13 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   linear_.reserve(ws.in_o, g.odim(), C);
   linear_.reserve(ws.in_fin, g.D, C);
   ws.heads.resize(pools_.empty() ? 0 : T);
+  const uint32_t fold = std::max(C, kHeadBatch);
   for (Workspace::HeadScratch& hs : ws.heads) {
-    linear_.reserve(hs.in, g.D, C);
-    hs.gather.assign(C * D, 0.0f);
-    hs.scores.assign(size_t(C) * head_rows, 0.0f);
+    linear_.reserve(hs.in, g.D, fold);
+    hs.gather.assign(fold * D, 0.0f);
+    hs.scores.assign(size_t(fold) * head_rows, 0.0f);
   }
+  if (!pools_.empty()) head_backlog_.assign(size_t(kHeadBatch) * (L + 1) * D, 0.0f);
   ws.hada.resize(T);
   for (HadaScratch& h : ws.hada) h.reserve(g.N, kMlpBlock);
   ws.attend.resize(T);
@@ -151,15 +156,63 @@ void Forward::reset() {
   }
   for (SiteState& s : sites_) s.value.reset();
   for (HeadPool& p : pools_) p.reset();
+  backlog_tokens_ = 0;
   std::fill(ws_.tokens.begin(), ws_.tokens.end(), 0);
   kept_cells_.clear();
 }
 
-const HeadPool* Forward::pool(HeadKind kind) const {
+const HeadPool* Forward::pool(HeadKind kind) {
   for (const HeadPool& p : pools_) {
-    if (p.weights().kind == kind) return &p;
+    if (p.weights().kind == kind) {
+      settle_heads();
+      return &p;
+    }
   }
   return nullptr;
+}
+
+void Forward::feed_heads(const float* cells, uint32_t count) {
+  if (pools_.empty()) return;
+  const size_t rows = w_->g.cell_rows(), D = w_->g.D;
+  if (backlog_tokens_ + count > kHeadBatch) settle_heads();
+  if (count >= kHeadBatch) {
+    fold_heads(cells, count, rows * D, D);
+    return;
+  }
+  // The backlog is row-major ([L+1][kHeadBatch][D]) so that a fold reads each
+  // row's cells in place.
+  for (uint32_t c = 0; c < count; ++c) {
+    for (size_t r = 0; r < rows; ++r) {
+      std::copy_n(cells + (c * rows + r) * D, D, head_backlog_.data() + (r * kHeadBatch + backlog_tokens_ + c) * D);
+    }
+  }
+  backlog_tokens_ += count;
+}
+
+void Forward::settle_heads() {
+  if (backlog_tokens_ == 0) return;
+  fold_heads(head_backlog_.data(), backlog_tokens_, w_->g.D, size_t(kHeadBatch) * w_->g.D);
+  backlog_tokens_ = 0;
+}
+
+// One task per (head, cell row); each folds the tokens in order (the
+// reference numerics' products share one scratch: caller only). Token c's
+// row-r cell is at cells + c·token_stride + r·row_stride.
+void Forward::fold_heads(const float* cells, uint32_t count, size_t token_stride, size_t row_stride) {
+  const uint32_t rows = w_->g.cell_rows();
+  const auto head_row = [&](uint32_t task, uint32_t t) {
+    HeadPool& p = pools_[task / rows];
+    Workspace::HeadScratch& hs = ws_.heads[t];
+    const uint32_t r = task % rows;
+    p.add_row(r, cells + r * row_stride, count, token_stride, linear_, hs.in, hs.gather, hs.scores);
+  };
+  const auto tasks = uint32_t(pools_.size() * rows);
+  if (f32_) {
+    pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
+  } else {
+    for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
+  }
+  for (HeadPool& p : pools_) p.add_tokens(count);
 }
 
 size_t Forward::bytes() const {
@@ -167,6 +220,7 @@ size_t Forward::bytes() const {
   for (const LayerState& s : layers_) b += s.cache.bytes() + s.q.bytes() + s.k.bytes() + s.v.bytes();
   for (const SiteState& s : sites_) b += s.value.bytes();
   for (const HeadPool& p : pools_) b += p.bytes();
+  b += head_backlog_.capacity() * sizeof(float);
   return b;
 }
 
@@ -212,22 +266,7 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   }
   has_logits_ = true;
 
-  // Probe heads: one task per (head, cell row); each folds the chunk's tokens
-  // in order (the reference numerics' products share one scratch: caller only).
-  if (!pools_.empty()) {
-    const auto head_row = [&](uint32_t task, uint32_t t) {
-      HeadPool& p = pools_[task / rows];
-      Workspace::HeadScratch& hs = ws.heads[t];
-      p.add_row(task % uint32_t(rows), ws.cells.data(), count, rows * D, linear_, hs.in, hs.gather, hs.scores);
-    };
-    const auto tasks = uint32_t(pools_.size() * rows);
-    if (f32_) {
-      pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
-    } else {
-      for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
-    }
-    for (HeadPool& p : pools_) p.add_tokens(count);
-  }
+  feed_heads(ws.cells.data(), count);
   if (keep_cells_) kept_cells_.insert(kept_cells_.end(), ws.cells.begin(), ws.cells.begin() + size_t(count) * rows * D);
 
   // Slide the token history.

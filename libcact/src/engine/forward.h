@@ -73,7 +73,9 @@ class Forward {
   const std::vector<float>& last_logits() const { return last_logits_; }
   bool has_logits() const { return has_logits_; }
   const std::vector<float>& kept_cells() const { return kept_cells_; }
-  const HeadPool* pool(HeadKind kind) const;
+  // The head's pool with every fed token folded in (settles the backlog), or
+  // nullptr when the archive lacks the head.
+  const HeadPool* pool(HeadKind kind);
   Linear& linear() { return linear_; }
   size_t bytes() const;
 
@@ -81,6 +83,15 @@ class Forward {
   void layer(uint32_t l, uint32_t count);
   void engram(uint32_t site, uint32_t count);
   void attention(uint32_t l, uint32_t count);
+  // Probe heads: chunks of kHeadBatch tokens or more fold at once; shorter
+  // ones (decode steps) wait in the backlog until it would overflow or a head
+  // is read. Each probe's accumulators (a 516 KB state on needle3, in double)
+  // are then read and written once per batch instead of once per token, and
+  // its scores come from one batched product. Every probe still sees the
+  // tokens in order, so its sums are unchanged.
+  void feed_heads(const float* cells, uint32_t count);
+  void fold_heads(const float* cells, uint32_t count, size_t token_stride, size_t row_stride);
+  void settle_heads();
 
   const Engine* engine_;
   const Weights* w_;
@@ -95,6 +106,8 @@ class Forward {
   std::vector<LayerState> layers_;
   std::vector<SiteState> sites_;
   std::vector<HeadPool> pools_;
+  std::vector<float> head_backlog_;  // [L+1][kHeadBatch][D] cells
+  uint32_t backlog_tokens_ = 0;
   Workspace ws_;
   std::vector<float> last_logits_;
   bool has_logits_ = false;

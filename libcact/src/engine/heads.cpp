@@ -11,13 +11,32 @@
 namespace cact::engine {
 
 namespace {
-// acc[d] = acc[d] · shrink, acc[d] += e · cell[d]: elementwise (the same bits
-// in every clone), in the clones' vector widths.
+// acc[d] = acc[d] · shrink: elementwise (the same bits in every clone).
 CACT_VEC_CLONES void scale_doubles(double* acc, double shrink, uint32_t n) {
   for (uint32_t d = 0; d < n; ++d) acc[d] *= shrink;
 }
-CACT_VEC_CLONES void add_scaled(double* acc, double e, const float* cell, uint32_t n) {
-  for (uint32_t d = 0; d < n; ++d) acc[d] += e * double(cell[d]);
+// acc_i[d] += e_i · cell[d] for P probes at once (acc_i = acc + i·n): the cell
+// is read and widened once for all of them, and each acc_i[d] gets the same
+// single product and add as on its own.
+template <uint32_t P>
+CACT_VEC_INLINE void add_scaled_n(double* acc, const double* e, const float* __restrict cell, uint32_t n) {
+  double* __restrict a[P];
+  double ei[P];
+  for (uint32_t i = 0; i < P; ++i) {
+    a[i] = acc + size_t(i) * n;
+    ei[i] = e[i];
+  }
+  for (size_t d = 0; d < n; ++d) {
+    const double x = double(cell[d]);
+#pragma GCC unroll 4
+    for (uint32_t i = 0; i < P; ++i) a[i][d] += ei[i] * x;
+  }
+}
+CACT_VEC_CLONES void add_scaled4(double* acc, const double* e, const float* cell, uint32_t n) {
+  add_scaled_n<4>(acc, e, cell, n);
+}
+CACT_VEC_CLONES void add_scaled1(double* acc, const double* e, const float* cell, uint32_t n) {
+  add_scaled_n<1>(acc, e, cell, n);
 }
 }  // namespace
 
@@ -42,33 +61,47 @@ void HeadPool::reset() {
 void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, size_t stride, Linear& linear,
                        LinearInput& input, std::vector<float>& gather, std::vector<float>& scores) {
   const double inv_sqrt = 1.0 / std::sqrt(double(D_));
-  if (gather.size() < size_t(count) * D_) gather.resize(size_t(count) * D_);
   const size_t width = size_t(rows_) * k_;
   if (scores.size() < count * width) scores.resize(count * width);
-  for (uint32_t c = 0; c < count; ++c) {
-    std::copy_n(cells + c * stride + size_t(r) * D_, D_, gather.data() + size_t(c) * D_);
+  // The row's cells as [count][D]: in place when they are (the decode
+  // backlog), else gathered.
+  const float* rows = cells;
+  if (stride != D_) {
+    if (gather.size() < size_t(count) * D_) gather.resize(size_t(count) * D_);
+    for (uint32_t c = 0; c < count; ++c) std::copy_n(cells + c * stride, D_, gather.data() + size_t(c) * D_);
+    rows = gather.data();
   }
   // scores[c·(L+1)·k + p] = probe p = (r, i) · cell (c, r).
-  linear.load_here(input, gather.data(), D_, count);
+  linear.load_here(input, rows, D_, count);
   linear.apply_here(input, head_->probes, r * k_, (r + 1) * k_, scores.data(), width);
-  // Probe-major: each probe's accumulator row stays in L1 across the chunk's
-  // tokens (token-major streamed all k rows per token). Each probe still sees
-  // the tokens in order, so its sums are unchanged.
-  for (uint32_t i = 0; i < k_; ++i) {
-    const size_t p = size_t(r) * k_ + i;
-    double* acc = acc_.data() + p * D_;
-    for (uint32_t c = 0; c < count; ++c) {
-      const float* cell = gather.data() + size_t(c) * D_;
-      const double s = double(scores[c * width + p]) * inv_sqrt;
-      if (s > max_[p]) {
-        const double shrink = std::exp(max_[p] - s);  // 0 on the first token
-        sum_[p] *= shrink;
-        scale_doubles(acc, shrink, D_);
-        max_[p] = s;
+  // Token by token, the row's k probes side by side: their accumulator rows
+  // (k·D doubles) stay in L1 across the tokens, and each cell is read once.
+  // Each probe sees the tokens in order, with the same operations as alone.
+  const size_t p0 = size_t(r) * k_;
+  double* const acc0 = acc_.data() + p0 * D_;
+  double e[4];
+  for (uint32_t c = 0; c < count; ++c) {
+    const float* cell = rows + size_t(c) * D_;
+    for (uint32_t i0 = 0; i0 < k_; i0 += 4) {
+      const uint32_t n = std::min<uint32_t>(4, k_ - i0);
+      for (uint32_t i = 0; i < n; ++i) {
+        const size_t p = p0 + i0 + i;
+        const double s = double(scores[c * width + p]) * inv_sqrt;
+        if (s > max_[p]) {
+          const double shrink = std::exp(max_[p] - s);  // 0 on the first token
+          sum_[p] *= shrink;
+          scale_doubles(acc0 + size_t(i0 + i) * D_, shrink, D_);
+          max_[p] = s;
+        }
+        e[i] = std::exp(s - max_[p]);
+        sum_[p] += e[i];
       }
-      const double e = std::exp(s - max_[p]);
-      sum_[p] += e;
-      add_scaled(acc, e, cell, D_);
+      double* acc = acc0 + size_t(i0) * D_;
+      if (n == 4) {
+        add_scaled4(acc, e, cell, D_);
+      } else {
+        for (uint32_t i = 0; i < n; ++i) add_scaled1(acc + size_t(i) * D_, e + i, cell, D_);
+      }
     }
   }
 }

@@ -95,7 +95,7 @@ uint32_t Session::sinks() const { return impl_->forward.visibility().sinks; }
 uint32_t Session::kv_span() const { return impl_->forward.visibility().span; }
 const Engine& Session::engine() const { return *impl_->engine; }
 
-bool Session::has_head(HeadKind kind) const { return impl_->forward.pool(kind) != nullptr; }
+bool Session::has_head(HeadKind kind) const { return impl_->engine->has_head(kind); }
 
 std::vector<float> Session::head_output(HeadKind kind) const {
   const engine::HeadPool* pool = impl_->forward.pool(kind);
