@@ -96,6 +96,31 @@ TEST_CASE("atomic write: a normal write leaves exactly the target, byte-identica
   CHECK(others(dir, {"out.cact"}).empty());
 }
 
+TEST_CASE("atomic write: writes of any size, sent on in 2 MiB chunks, give the bytes in order") {
+  const fs::path dir = cact::test::scratch_dir("atomic-chunks");
+  const size_t C = AtomicFile::kChunk;
+  // Sizes around the chunk: tiny, one short of a chunk, a chunk and a half
+  // arriving with a partial chunk pending, several whole chunks at a chunk
+  // boundary, zero, and zeros that cross a boundary.
+  const size_t sizes[] = {1, C - 2, 3 * C / 2, 0, C / 2, 2 * C, 5, C + 7};
+  std::vector<uint8_t> want;
+  AtomicFile f(dir / "out.bin");
+  uint32_t x = 1;
+  for (const size_t n : sizes) {
+    std::vector<uint8_t> part(n);
+    for (uint8_t& b : part) b = uint8_t((x = x * 1664525u + 1013904223u) >> 24);
+    f.write(part);
+    want.insert(want.end(), part.begin(), part.end());
+    CHECK(f.written() == want.size());
+  }
+  f.write_zeros(C + 3);
+  want.insert(want.end(), C + 3, 0);
+  CHECK_FALSE(fs::exists(dir / "out.bin"));  // nothing at the target before commit
+  f.commit();
+  CHECK(read_bytes(dir / "out.bin") == want);
+  CHECK(others(dir, {"out.bin"}).empty());
+}
+
 TEST_CASE("atomic write: output path equal to an input is refused and the input untouched") {
   const fs::path dir = cact::test::scratch_dir("atomic-same");
   const fs::path in = dir / "in.cact";
@@ -228,7 +253,7 @@ TEST_CASE("atomic write: SIGKILL mid-write never leaves a partial target") {
   REQUIRE(left.size() == 1);
   CHECK(left[0].rfind("out.cact.tmp-", 0) == 0);
   CHECK(left[0].size() == std::string("out.cact.tmp-XXXXXX").size());
-  CHECK(fs::file_size(dir / left[0]) == 100000);
+  CHECK(fs::file_size(dir / left[0]) <= 100000);  // (less: the chunk still buffered)
   CHECK(!check_archive(read_bytes(dir / left[0])).empty());
   // The next write is unaffected by the stale temporary.
   write_tiny(out);

@@ -1,6 +1,7 @@
 #include "cact/atomic_file.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -38,9 +39,7 @@ AtomicFile::~AtomicFile() {
   if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
 }
 
-void AtomicFile::write(std::span<const uint8_t> bytes) {
-  const uint8_t* p = bytes.data();
-  size_t left = bytes.size();
+void AtomicFile::write_out(const uint8_t* p, size_t left) {
   while (left > 0) {
     const ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
@@ -49,8 +48,31 @@ void AtomicFile::write(std::span<const uint8_t> bytes) {
     }
     p += n;
     left -= size_t(n);
-    written_ += uint64_t(n);
   }
+}
+
+void AtomicFile::flush() {
+  write_out(pending_.data(), pending_.size());
+  pending_.clear();
+}
+
+void AtomicFile::write(std::span<const uint8_t> bytes) {
+  const uint8_t* p = bytes.data();
+  size_t left = bytes.size();
+  written_ += left;
+  // Top up the current chunk; whole chunks of a large write go out directly.
+  if (!pending_.empty() || left < kChunk) {
+    const size_t take = std::min(left, kChunk - pending_.size());
+    if (pending_.capacity() < kChunk) pending_.reserve(kChunk);
+    pending_.insert(pending_.end(), p, p + take);
+    p += take;
+    left -= take;
+    if (pending_.size() < kChunk) return;
+    flush();
+  }
+  const size_t whole = left - left % kChunk;
+  write_out(p, whole);
+  pending_.insert(pending_.end(), p + whole, p + left);
 }
 
 void AtomicFile::write_zeros(uint64_t count) {
@@ -63,6 +85,7 @@ void AtomicFile::write_zeros(uint64_t count) {
 }
 
 void AtomicFile::commit() {
+  flush();
   if (::fsync(fd_) != 0) fail(target_.string() + ": fsync failed: " + std::strerror(errno));
   if (::close(fd_) != 0) {
     fd_ = -1;
