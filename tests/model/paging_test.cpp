@@ -1,9 +1,17 @@
-// Model::prefault_dense: after it, reading every page of the per-token blobs
-// takes no page faults; without it, the same reads fault.
+// How an opened archive is paged: MappedFile's 2 MiB-aligned mapping, the
+// huge-page advice of Model::open (2 MiB pages for the per-token blobs, not
+// inside the engram tables), and Model::prefault_dense (after it, reading every
+// page of the per-token blobs takes no page faults; without it, they fault).
 #include <doctest/doctest.h>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <sys/resource.h>
+#include <vector>
 #include <unistd.h>
 
+#include "cact/mapped_file.h"
 #include "cact/model.h"
 #include "cact/synth.h"
 #include "support/test_paths.h"
@@ -30,21 +38,101 @@ long faults_reading_dense(const cact::Model& m) {
 }
 
 // needle3's widths on 4 layers: about 7 MB. One fault on a cached file may map
-// a whole fault-around window (64 KB by default) or a 2 MB folio, never more
-// than one page table's 2 MB, so reading 7 MB takes at least 3 faults on any
-// kernel. license-tiny (0.6 MB) is too small: on CI its reads took one fault.
+// a whole fault-around window (64 KB by default), never more than one page
+// table's 2 MB, so reading 7 MB takes at least 3 faults on any kernel.
+// license-tiny (0.6 MB) is too small: on CI its reads took one fault. The copy
+// is written 4 KB at a time: AtomicFile's 2 MB writes leave the file cached in
+// 2 MB folios on kernels with large folios, which Model::open maps whole (one
+// fault per 2 MB while opening), so that reading it afterwards hardly faults.
 std::filesystem::path write_wide_archive() {
   cact::SynthSpec spec = cact::synth_preset("needle3");
   spec.geometry.num_layers = 4;
   spec.geometry.global_mask_lo = 1u << 3;
   spec.geometry.num_engram_sites = 1;
   spec.geometry.engram_sites = {3, 0, 0, 0};
-  const auto path = cact::test::scratch_dir("prefault") / "wide.cact";
-  cact::write_synth_archive(path, spec);
+  const auto dir = cact::test::scratch_dir("prefault");
+  cact::write_synth_archive(dir / "chunked.cact", spec);
+  const auto path = dir / "wide.cact";
+  std::ifstream in(dir / "chunked.cact", std::ios::binary);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::vector<char> page(4096);
+  while (in.read(page.data(), std::streamsize(page.size())) || in.gcount() > 0) {
+    out.write(page.data(), in.gcount());
+    out.flush();
+  }
+  REQUIRE(out.good());
   return path;
 }
 
+// The VmFlags of the mapping that contains `address` in /proc/self/smaps ("" if none).
+std::string vm_flags_at(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  const auto a = uintptr_t(address);
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find('-') < line.find(' ')) {
+      inside = a >= lo && a < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      std::string flags(line, 8);  // " rd mr ..."
+      flags.push_back(' ');
+      return flags;
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+TEST_CASE("MappedFile: a file of 2 MiB or more is mapped at a 2 MiB boundary, byte for byte") {
+  const auto dir = cact::test::scratch_dir("paging-map");
+  for (const size_t size : {size_t(4096), cact::MappedFile::kHugeAlign, cact::MappedFile::kHugeAlign * 3 + 123}) {
+    std::vector<char> want(size);
+    for (size_t i = 0; i < size; ++i) want[i] = char(i * 131 + i / 4099);
+    const auto path = dir / std::to_string(size);
+    std::ofstream(path, std::ios::binary).write(want.data(), std::streamsize(size));
+    const cact::MappedFile f(path);
+    CAPTURE(size);
+    REQUIRE(f.size() == size);
+    CHECK(std::equal(want.begin(), want.end(), reinterpret_cast<const char*>(f.bytes().data())));
+    if (size >= cact::MappedFile::kHugeAlign) CHECK(uintptr_t(f.bytes().data()) % cact::MappedFile::kHugeAlign == 0);
+  }
+}
+
+TEST_CASE("Model::open advises 2 MiB pages for the per-token blobs and not inside the engram tables") {
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled") || !std::ifstream("/proc/self/smaps")) {
+    MESSAGE("no transparent huge pages or no /proc/self/smaps here: nothing to check");
+    return;
+  }
+  cact::SynthSpec spec = cact::synth_preset("needle3");
+  spec.geometry.num_layers = 2;
+  spec.geometry.global_mask_lo = 1u << 1;
+  spec.geometry.num_engram_sites = 1;
+  spec.geometry.engram_sites = {1, 0, 0, 0};
+  spec.geometry.engram_slots = 2 * 18432;  // a 7.5 MB table: it holds whole 2 MiB blocks
+  const auto path = cact::test::scratch_dir("paging-advice") / "a.cact";
+  cact::write_synth_archive(path, spec);
+  const cact::Model m = cact::Model::open(path);
+  const uint8_t* base = m.bytes().data();
+  REQUIRE(uintptr_t(base) % cact::MappedFile::kHugeAlign == 0);
+  size_t tables = 0;
+  for (size_t i = 0; i < m.records().size(); ++i) {
+    const auto& r = m.record(i);
+    CAPTURE(m.label(i));
+    if (m.read_whole_per_token(i)) {
+      CHECK(vm_flags_at(base + r.offset).find(" hg ") != std::string::npos);
+      continue;
+    }
+    ++tables;
+    const uint64_t huge = cact::MappedFile::kHugeAlign;
+    const uint64_t first_block = (r.offset + huge - 1) / huge * huge;
+    REQUIRE(first_block + huge <= r.offset + r.nbytes);
+    CHECK(vm_flags_at(base + first_block).find(" nh ") != std::string::npos);
+    CHECK(vm_flags_at(base + first_block).find(" hg ") == std::string::npos);
+  }
+  CHECK(tables == 1);
+}
 
 TEST_CASE("read_whole_per_token: everything but the engram tables") {
   const cact::Model m = cact::Model::open(cact::test::models_dir() / "license-tiny.cact");

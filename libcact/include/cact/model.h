@@ -24,7 +24,8 @@ std::vector<std::string> check_archive(std::span<const uint8_t> file);
 
 class Model {
  public:
-  // Map and check a file; throws cact::Error with the first problem, prefixed by the path.
+  // Map and check a file; throws cact::Error with the first problem, prefixed by
+  // the path. The per-token blobs are advised to 2 MiB pages (advise_huge_pages).
   static Model open(const std::filesystem::path& path);
   // Check a caller's buffer (which must outlive the Model).
   static Model from_bytes(std::span<const uint8_t> bytes);
@@ -61,6 +62,11 @@ class Model {
  private:
   Model() = default;
   void load(std::span<const uint8_t> bytes);
+  // Paging advice for a mapped file (advisory, errors ignored): MADV_HUGEPAGE
+  // on the whole mapping before it is read, then MADV_NOHUGEPAGE on the whole
+  // 2 MiB blocks inside the engram tables.
+  static void advise_huge_pages(std::span<const uint8_t> mapping);
+  void advise_small_tables() const;
   std::shared_ptr<MappedFile> file_;
   std::span<const uint8_t> bytes_;
   Header header_{};

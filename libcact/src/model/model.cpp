@@ -12,11 +12,13 @@ namespace cact {
 Model Model::open(const std::filesystem::path& path) {
   Model m;
   m.file_ = std::make_shared<MappedFile>(path);
+  advise_huge_pages(m.file_->bytes());
   try {
     m.load(m.file_->bytes());
   } catch (const Error& e) {
     fail(path.string() + ": " + e.what());
   }
+  m.advise_small_tables();
   return m;
 }
 
