@@ -11,7 +11,8 @@
 // copy of cact-run, also removed. Prints, per archive and kernel table: decode
 // tok/s at positions 16, 1024 and 8000 (the cache filled by a prefill first,
 // then 64 timed steps; 8000 not with --quick: filling 8000 positions with the
-// scalar table takes ~10 minutes per archive),
+// scalar table takes ~10 minutes per archive), and how much of the archive
+// mapping is resident and in 2 MiB pages after decoding (bench/page_state.h),
 // prefill tok/s of a 512-token prompt with 1 and 2 threads (each figure the best
 // of 3 runs on the SIMD table, of 1 on the scalar one); then peak RSS
 // (VmHWM of a freshly exec'd `bench_engine --rss-child ARCHIVE` holding an
@@ -37,6 +38,7 @@
 #include "cact/model.h"
 #include "cact/slice.h"
 #include "cact/synth.h"
+#include "page_state.h"
 
 namespace {
 
@@ -270,6 +272,10 @@ int main(int argc, char** argv) {
         const double d1 = decode_rate(e, pos, 1, reps);
         const double d2 = decode_rate(e, pos, 2, reps);
         std::printf("    decode at position %5u: %7.1f tok/s (1 thread) %7.1f tok/s (2 threads)\n", pos, d1, d2);
+      }
+      if (const PageState ps = page_state(model.bytes()); ps.known && kt != &cact::kernels::scalar_kernels()) {
+        std::printf("    archive mapping after decode: %.1f MB resident, %.1f MB of it in 2 MiB pages\n",
+                    double(ps.resident) / 1e6, double(ps.huge) / 1e6);
       }
       const double p1 = prefill_rate(e, 512, 1, reps);
       const double p2 = prefill_rate(e, 512, 2, reps);
