@@ -1,7 +1,5 @@
 // The chunked forward pass (MODEL.md "Forward pass"): embedding, engram
 // slots, the mHC lanes around every block, final norm and the tied head.
-#include <x86intrin.h>
-#include <cstdio>
 #include "engine/forward.h"
 
 #include <algorithm>
