@@ -8,8 +8,12 @@
 #include "engine/ops.h"
 #include "engine/vmath.h"
 
+#include "cact/half.h"
+
 #if CACT_VEC_X86
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 // Every output of the products below is one accumulator of type Acc that
@@ -144,6 +148,40 @@ Acc* acc_of(HadaScratch& s) {
   }
 }
 
+#if CACT_VEC_X86
+CACT_TARGET_AVX512 inline __m512 halves16_avx512(const uint16_t* p) {
+  // (The zero-masked form: GCC 12 warns about the plain one's undefined source.)
+  return _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+CACT_TARGET_AVX2 inline __m256 halves8_avx2(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+#endif
+
+// L FP16 values at p as L lanes of T, exactly converted (F16C in the wide x86
+// builds, fcvtl on aarch64, half_to_float elsewhere): the same bits in every width.
+template <typename T, uint32_t L, uint32_t Bytes>
+CACT_VEC_INLINE typename Lanes<T, L>::V load_halves(const uint16_t* p) {
+  if constexpr (L == 1) {
+    return T(half_to_float(*p));
+  } else {
+#if CACT_VEC_X86
+    if constexpr (std::is_same_v<T, float> && Bytes == 64 && L == 16) {
+      return typename Lanes<T, L>::V(halves16_avx512(p));
+    } else if constexpr (std::is_same_v<T, float> && Bytes >= 32 && L == 8) {
+      return typename Lanes<T, L>::V(halves8_avx2(p));
+    }
+#endif
+    float f[L];
+#if defined(__aarch64__)
+    for (uint32_t i = 0; i < L; i += 4) vst1q_f32(f + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + i))));
+#else
+    for (uint32_t i = 0; i < L; ++i) f[i] = half_to_float(p[i]);
+#endif
+    return Lanes<T, L>::load(f);
+  }
+}
+
 struct Mlp {
   const Weights* w;
   uint32_t l;
@@ -225,7 +263,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
     typename W8::V part[kSplit];
     for (uint32_t q = 0; q < kSplit; ++q) part[q] = W8::splat(Acc(0));
     const auto add_row = [&](typename W8::V& p, uint32_t row) {
-      p = fused_madd(broadcast<typename W8::V>(Acc(m[row])), W8::load(lw.cond_v.data() + size_t(row) * 8), p);
+      p = fused_madd(broadcast<typename W8::V>(Acc(m[row])), load_halves<Acc, 8, Bytes>(lw.cond_v + size_t(row) * 8), p);
     };
     uint32_t d = 0;
     for (; d + kSplit <= D; d += kSplit) {
@@ -242,7 +280,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   // independent chains keep the FMA units busy (one vector at a time waited on
   // its latency: per token and layer ~1780 -> ~1370 cycles with cond_u in
   // cache, ~3790 -> ~3280 from memory; rdtsc around the stage in decode).
-  const float* cu = lw.cond_u.data();
+  const uint16_t* cu = lw.cond_u;
   for (uint32_t c = 0; c < nb; ++c) {
     const float* p = logits[c];
     float* cond = cond_of(c);
@@ -255,7 +293,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
       for (uint32_t r = 0; r < 8; ++r) {
         const auto pr = broadcast<typename W::V>(Acc(p[r]));
 #pragma GCC unroll 4
-        for (uint32_t k = 0; k < K; ++k) v[k] = fused_madd(pr, W::load(cu + size_t(r) * N + i + k * L), v[k]);
+        for (uint32_t k = 0; k < K; ++k) v[k] = fused_madd(pr, load_halves<Acc, L, Bytes>(cu + size_t(r) * N + i + k * L), v[k]);
       }
 #pragma GCC unroll 4
       for (uint32_t k = 0; k < K; ++k) W::store(cond + i + k * L, v[k]);

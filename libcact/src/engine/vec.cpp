@@ -9,8 +9,9 @@ VecIsa vec_isa() {
 #if CACT_VEC_X86
   static const VecIsa isa = [] {
     __builtin_cpu_init();
-    // The wide builds fuse multiply-adds (vec.h fused_madd): they need FMA3 too.
-    if (!__builtin_cpu_supports("fma")) return VecIsa::base;
+    // The wide builds fuse multiply-adds (vec.h fused_madd) and convert FP16
+    // weights with F16C: they need FMA3 and F16C too.
+    if (!__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) return VecIsa::base;
     if (__builtin_cpu_supports("avx512f")) return VecIsa::avx512;
     if (__builtin_cpu_supports("avx2")) return VecIsa::avx2;
     return VecIsa::base;

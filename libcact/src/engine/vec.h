@@ -15,9 +15,10 @@
 // target attributes, chosen at run time by vec_isa()); elsewhere one build.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define CACT_VEC_X86 1
-// FMA3 comes with every AVX2 and AVX-512 CPU but is its own flag (vec_isa() checks it).
-#define CACT_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define CACT_TARGET_AVX512 __attribute__((target("avx512f,fma")))
+// FMA3 and F16C come with every AVX2 and AVX-512 CPU but are flags of their own
+// (vec_isa() checks them).
+#define CACT_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define CACT_TARGET_AVX512 __attribute__((target("avx512f,fma,f16c")))
 #else
 #define CACT_VEC_X86 0
 #endif

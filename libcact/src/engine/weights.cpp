@@ -69,6 +69,13 @@ std::vector<uint32_t> permutation(const Model& model, size_t index, uint32_t N) 
   return p;
 }
 
+// An FP16 tensor in place: its blob (64-byte aligned in the file) as halves.
+const uint16_t* halves(const Model& model, size_t index) {
+  const Record& r = model.record(index);
+  if (r.dtype != Dtype::FP16) fail(model.label(index) + " is " + kind_name(r) + ", not FP16");
+  return reinterpret_cast<const uint16_t*>(model.blob(index).data());
+}
+
 }  // namespace
 
 const HeadWeights* Weights::head(HeadKind kind) const {
@@ -133,8 +140,8 @@ Weights load_weights(const Model& model) {
     lw.w2b = fp(LayerSlot::w2b);
     lw.w3a = fp(LayerSlot::w3a);
     lw.w3b = fp(LayerSlot::w3b);
-    lw.cond_v = fp(LayerSlot::cond_v);
-    lw.cond_u = fp(LayerSlot::cond_u);
+    lw.cond_v = halves(model, c.layer(l, LayerSlot::cond_v));
+    lw.cond_u = halves(model, c.layer(l, LayerSlot::cond_u));
     const float gate = fp(LayerSlot::attn_gate)[0];
     lw.attn_gate_sigmoid = float(1.0 / (1.0 + std::exp(-double(gate))));
     lw.global = h.is_global(l);

@@ -1,6 +1,7 @@
 #pragma once
 // The Engine's prepared view of an archive: CQ matrices as zero-copy views of
-// the mapped file, the small FP16/FP32 tensors converted to float once, the
+// the mapped file, the small FP16/FP32 tensors converted to float once (but
+// the Hadamard MLP's cond_v and cond_u, read as FP16 in place), the
 // codebooks of every width in use (float and int8), the geometry spelled out.
 #include <array>
 #include <cstdint>
@@ -31,7 +32,11 @@ struct Geometry {
 struct LayerWeights {
   codec::CqMatrix q_proj, k_proj, v_proj, gate_proj, out_proj;
   std::vector<float> norm_in, q_taps, k_taps, v_taps, q_norm, k_norm, post_norm, pre_hada;
-  std::vector<float> d1, d2, b2, d3, d4, w1a, w1b, w2a, w2b, w3a, w3b, cond_v, cond_u;
+  std::vector<float> d1, d2, b2, d3, d4, w1a, w1b, w2a, w2b, w3a, w3b;
+  // FP16 straight from the mapped file (half the bytes of floats per token;
+  // converted exactly where they are read): cond_v [D][8], cond_u [8][N].
+  const uint16_t* cond_v = nullptr;
+  const uint16_t* cond_u = nullptr;
   float attn_gate_sigmoid = 0.0f;  // σ(attn_gate)
   bool global = true;              // attends over all visible positions (no sliding window)
   int site = -1;                   // engram site index, or -1
