@@ -120,8 +120,9 @@ inline NibbleTables nibble_tables(uint32_t index_bits, const int8_t e[16]) {
 // indices (a group starts on a byte boundary for every width: 16 bytes per
 // index bit) and its norm go to `group(indices, norm, dst)`, which writes the
 // group's 128 floats; a ragged last group goes through a buffer. Other group
-// sizes take the scalar table.
-template <class Group>
+// sizes take the scalar table. kUnpacked = false passes the group's packed
+// bytes instead, for a caller that decodes them itself.
+template <bool kUnpacked = true, class Group>
 inline void dequantize_row_by_groups(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out,
                                      Group group) {
   if (w.group != kSimdGroup) {
@@ -134,11 +135,11 @@ inline void dequantize_row_by_groups(const codec::CqMatrix& w, const float* code
   alignas(64) uint8_t indices[kSimdGroup];
   alignas(64) float tail[kSimdGroup];
   for (uint32_t g = 0; g < w.in_pad / kSimdGroup; ++g) {
-    codec::unpack_indices(row + g * group_bytes, kSimdGroup, w.bits, indices);
+    if constexpr (kUnpacked) codec::unpack_indices(row + g * group_bytes, kSimdGroup, w.bits, indices);
     const uint32_t first = g * kSimdGroup;
     const uint32_t used = w.in - first < kSimdGroup ? w.in - first : kSimdGroup;
     float* dst = used == kSimdGroup ? out + first : tail;
-    group(indices, w.norm(r, g), dst);
+    group(kUnpacked ? indices : row + g * group_bytes, w.norm(r, g), dst);
     if (dst == tail) std::memcpy(out + first, tail, used * sizeof(float));
   }
 }
