@@ -148,30 +148,16 @@ Acc* acc_of(HadaScratch& s) {
   }
 }
 
-#if CACT_VEC_X86
-CACT_TARGET_AVX512 inline __m512 halves16_avx512(const uint16_t* p) {
-  // (The zero-masked form: GCC 12 warns about the plain one's undefined source.)
-  return _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-CACT_TARGET_AVX2 inline __m256 halves8_avx2(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-#endif
-
-// L FP16 values at p as L lanes of T, exactly converted (F16C in the wide x86
-// builds, fcvtl on aarch64, half_to_float elsewhere): the same bits in every width.
-template <typename T, uint32_t L, uint32_t Bytes>
+// L FP16 values at p as L lanes of T, exactly converted (fcvtl on aarch64,
+// half_to_float elsewhere). The wide x86 builds do not come here: a lambda
+// carries no target attribute, so an F16C intrinsic cannot be inlined into
+// one; they run the stages that read FP16 as the width-specific functions
+// below.
+template <typename T, uint32_t L>
 CACT_VEC_INLINE typename Lanes<T, L>::V load_halves(const uint16_t* p) {
   if constexpr (L == 1) {
     return T(half_to_float(*p));
   } else {
-#if CACT_VEC_X86
-    if constexpr (std::is_same_v<T, float> && Bytes == 64 && L == 16) {
-      return typename Lanes<T, L>::V(halves16_avx512(p));
-    } else if constexpr (std::is_same_v<T, float> && Bytes >= 32 && L == 8) {
-      return typename Lanes<T, L>::V(halves8_avx2(p));
-    }
-#endif
     float f[L];
 #if defined(__aarch64__)
     for (uint32_t i = 0; i < L; i += 4) vst1q_f32(f + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + i))));
@@ -181,6 +167,74 @@ CACT_VEC_INLINE typename Lanes<T, L>::V load_halves(const uint16_t* p) {
     return Lanes<T, L>::load(f);
   }
 }
+
+#if CACT_VEC_X86
+// The cond stages of the float MLP in the AVX2 and AVX-512 builds, with F16C
+// loads of cond_v / cond_u; the generic stages' operations and order per
+// output (see mlp_block), so the same bits.
+// logits[r] = Σ_d m[d] cond_v[d][r] as 8 partial sums over d mod 8, added in order.
+CACT_TARGET_AVX2 void cond_logits_f16c(const float* m, const uint16_t* cv, uint32_t D, float logits[8]) {
+  __m256 part[8];
+  for (__m256& p : part) p = _mm256_setzero_ps();
+  // (Intrinsics only outside lambdas: a lambda does not carry the target.)
+  const auto row = [cv](uint32_t d) { return reinterpret_cast<const __m128i*>(cv + size_t(d) * 8); };
+  uint32_t d = 0;
+  for (; d + 8 <= D; d += 8) {
+#pragma GCC unroll 8
+    for (uint32_t q = 0; q < 8; ++q) {
+      part[q] = _mm256_fmadd_ps(_mm256_set1_ps(m[d + q]), _mm256_cvtph_ps(_mm_loadu_si128(row(d + q))), part[q]);
+    }
+  }
+  for (const uint32_t d0 = d; d < D; ++d) {
+    part[d - d0] = _mm256_fmadd_ps(_mm256_set1_ps(m[d]), _mm256_cvtph_ps(_mm_loadu_si128(row(d))), part[d - d0]);
+  }
+  for (uint32_t q = 1; q < 8; ++q) part[0] = _mm256_add_ps(part[0], part[q]);
+  _mm256_storeu_ps(logits, part[0]);
+}
+// cond[i] = 1 + Σ_r p[r] cond_u[r][i], r in order: one fused chain per output.
+inline float cond_one(const float p[8], const uint16_t* cu, uint32_t N, uint32_t i) {
+  float v = 1.0f;
+  for (uint32_t r = 0; r < 8; ++r) v = __builtin_fmaf(p[r], half_to_float(cu[size_t(r) * N + i]), v);
+  return v;
+}
+CACT_TARGET_AVX2 void cond_values_avx2(const float p[8], const uint16_t* cu, uint32_t N, float* cond) {
+  uint32_t i = 0;
+  for (; i + 32 <= N; i += 32) {
+    __m256 v[4];
+    for (__m256& x : v) x = _mm256_set1_ps(1.0f);
+#pragma GCC unroll 8
+    for (uint32_t r = 0; r < 8; ++r) {
+      const __m256 pr = _mm256_set1_ps(p[r]);
+#pragma GCC unroll 4
+      for (uint32_t k = 0; k < 4; ++k) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cu + size_t(r) * N + i + 8 * k));
+        v[k] = _mm256_fmadd_ps(pr, _mm256_cvtph_ps(h), v[k]);
+      }
+    }
+    for (uint32_t k = 0; k < 4; ++k) _mm256_storeu_ps(cond + i + 8 * k, v[k]);
+  }
+  for (; i < N; ++i) cond[i] = cond_one(p, cu, N, i);
+}
+CACT_TARGET_AVX512 void cond_values_avx512(const float p[8], const uint16_t* cu, uint32_t N, float* cond) {
+  uint32_t i = 0;
+  for (; i + 64 <= N; i += 64) {
+    __m512 v[4];
+    for (__m512& x : v) x = _mm512_set1_ps(1.0f);
+#pragma GCC unroll 8
+    for (uint32_t r = 0; r < 8; ++r) {
+      const __m512 pr = _mm512_set1_ps(p[r]);
+#pragma GCC unroll 4
+      for (uint32_t k = 0; k < 4; ++k) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cu + size_t(r) * N + i + 16 * k));
+        // (The zero-masked form: GCC 12 warns about the plain one's undefined source.)
+        v[k] = _mm512_fmadd_ps(pr, _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), h), v[k]);
+      }
+    }
+    for (uint32_t k = 0; k < 4; ++k) _mm512_storeu_ps(cond + i + 16 * k, v[k]);
+  }
+  for (; i < N; ++i) cond[i] = cond_one(p, cu, N, i);
+}
+#endif
 
 struct Mlp {
   const Weights* w;
@@ -258,12 +312,19 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   float logits[HadaScratch::kMaxBlock][8];
   for (uint32_t c = 0; c < nb; ++c) {
     const float* m = m_of(c);
+#if CACT_VEC_X86
+    if constexpr (kF32 && Bytes >= 32) {
+      cond_logits_f16c(m, lw.cond_v, D, logits[c]);
+      softmax<Acc>(logits[c], 8);
+      continue;
+    }
+#endif
     constexpr uint32_t kSplit = kF32 ? 8 : 1;
     using W8 = Lanes<Acc, 8>;
     typename W8::V part[kSplit];
     for (uint32_t q = 0; q < kSplit; ++q) part[q] = W8::splat(Acc(0));
     const auto add_row = [&](typename W8::V& p, uint32_t row) {
-      p = fused_madd(broadcast<typename W8::V>(Acc(m[row])), load_halves<Acc, 8, Bytes>(lw.cond_v + size_t(row) * 8), p);
+      p = fused_madd(broadcast<typename W8::V>(Acc(m[row])), load_halves<Acc, 8>(lw.cond_v + size_t(row) * 8), p);
     };
     uint32_t d = 0;
     for (; d + kSplit <= D; d += kSplit) {
@@ -284,6 +345,15 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   for (uint32_t c = 0; c < nb; ++c) {
     const float* p = logits[c];
     float* cond = cond_of(c);
+#if CACT_VEC_X86
+    if constexpr (kF32 && Bytes == 64) {
+      cond_values_avx512(p, cu, N, cond);
+      continue;
+    } else if constexpr (kF32 && Bytes == 32) {
+      cond_values_avx2(p, cu, N, cond);
+      continue;
+    }
+#endif
     const auto cond_at = [&]<uint32_t L, uint32_t K>(uint32_t i) {
       using W = Lanes<Acc, L>;
       typename W::V v[K];
@@ -293,7 +363,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
       for (uint32_t r = 0; r < 8; ++r) {
         const auto pr = broadcast<typename W::V>(Acc(p[r]));
 #pragma GCC unroll 4
-        for (uint32_t k = 0; k < K; ++k) v[k] = fused_madd(pr, load_halves<Acc, L, Bytes>(cu + size_t(r) * N + i + k * L), v[k]);
+        for (uint32_t k = 0; k < K; ++k) v[k] = fused_madd(pr, load_halves<Acc, L>(cu + size_t(r) * N + i + k * L), v[k]);
       }
 #pragma GCC unroll 4
       for (uint32_t k = 0; k < K; ++k) W::store(cond + i + k * L, v[k]);
