@@ -4,7 +4,7 @@
 #include <cstring>
 
 #if CACT_VEC_X86
-#include <cpuid.h>
+#include "kernels/cpu_features.h"
 #endif
 
 namespace cact::engine {
@@ -15,10 +15,7 @@ VecIsa vec_isa() {
     __builtin_cpu_init();
     // The wide builds fuse multiply-adds (vec.h fused_madd) and convert FP16
     // weights with F16C: they need FMA3 and F16C too.
-    // (F16C from CPUID leaf 1, ECX bit 29: clang 14 rejects __builtin_cpu_supports("f16c").)
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
-    if (!__builtin_cpu_supports("fma") || !f16c) return VecIsa::base;
+    if (!__builtin_cpu_supports("fma") || !kernels::cpu_has_f16c()) return VecIsa::base;
     if (__builtin_cpu_supports("avx512f")) return VecIsa::avx512;
     if (__builtin_cpu_supports("avx2")) return VecIsa::avx2;
     return VecIsa::base;

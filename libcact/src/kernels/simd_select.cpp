@@ -2,12 +2,10 @@
 // flags only: it must run anywhere, so it only reads CPU features and takes
 // the addresses of the constant-initialised tables in avx2.cpp / neon*.cpp.
 // Rules: docs/KERNELS.md "Dispatch".
+#include "kernels/cpu_features.h"
 #include "kernels/simd_common.h"
 #include "kernels/simd_tables.h"
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #if defined(__x86_64__) && defined(CACT_HAVE_AMX)
 #include <cstdlib>
 #include <cstring>
@@ -51,20 +49,6 @@ float* activation_scale(QuantizedActivations& a) { return a.scale.data(); }
 
 #if defined(__x86_64__) && defined(CACT_HAVE_AVX2)
 namespace {
-// F16C (CPUID leaf 1, ECX bit 29) and AVX-VNNI (leaf 7 subleaf 1, EAX bit 4)
-// straight from CPUID: clang 14 rejects __builtin_cpu_supports("f16c") and
-// ("avxvnni") (GCC accepts both), which kept the SIMD tables out of clang
-// builds. Both are VEX encodings on ymm registers, so the OS
-// state check of __builtin_cpu_supports("avx2") covers them.
-bool cpuid_bit(unsigned leaf, unsigned subleaf, int reg, unsigned bit) {
-  unsigned r[4] = {0, 0, 0, 0};  // eax, ebx, ecx, edx
-  if (static_cast<unsigned>(__get_cpuid_max(0, nullptr)) < leaf) return false;  // int in clang's <cpuid.h>
-  __cpuid_count(leaf, 0, r[0], r[1], r[2], r[3]);
-  if (subleaf > 0 && r[0] < subleaf) return false;  // leaf 7: EAX = highest subleaf
-  __cpuid_count(leaf, subleaf, r[0], r[1], r[2], r[3]);
-  return ((r[reg] >> bit) & 1u) != 0;
-}
-
 #if defined(CACT_HAVE_AMX)
 // AMX-INT8 for the avx512-amx table: AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits
 // 24, 25) and AVX512-VBMI (ECX bit 1), the OS managing the tile state (XCR0
@@ -98,10 +82,12 @@ std::vector<const KernelTable*> simd_kernels() {
   std::vector<const KernelTable*> tables;
 #if defined(__x86_64__) && defined(CACT_HAVE_AVX2)
   __builtin_cpu_init();  // checks OSXSAVE/XCR0 too: AVX state must be enabled by the OS
-  const bool avx2 = __builtin_cpu_supports("avx2") && cpuid_bit(1, 0, 2, 29);  // f16c
+  const bool avx2 = __builtin_cpu_supports("avx2") && cpu_has_f16c();
   if (avx2) tables.push_back(&kAvx2Kernels);
 #if defined(CACT_HAVE_AVXVNNI)
-  if (avx2 && cpuid_bit(7, 1, 0, 4)) tables.push_back(&kAvxVnniKernels);  // avxvnni
+  // AVX-VNNI: CPUID 7.1 EAX bit 4 (clang 14 rejects __builtin_cpu_supports("avxvnni")); a VEX
+  // encoding on ymm registers, so the avx2 OS state check covers it.
+  if (avx2 && cpuid_bit(7, 1, 0, 4)) tables.push_back(&kAvxVnniKernels);
 #endif
 #if defined(CACT_HAVE_AVX512VNNI)
   // Preferred over avx-vnni when both exist: 512-bit tiles. AVX-512 features
