@@ -187,6 +187,25 @@ void Forward::feed_heads(const float* cells, uint32_t count) {
   backlog_tokens_ += count;
 }
 
+// A single token fed to the heads (a decode step) writes its cells into the
+// backlog's next slot; anything else into ws.cells, fed to the heads at the
+// end of run(). Returns whether the cells go to the backlog.
+bool Forward::place_cells(uint32_t count) {
+  const size_t rows = w_->g.cell_rows(), D = w_->g.D;
+  const bool to_backlog = count == 1 && !pools_.empty() && !keep_cells_;
+  if (to_backlog) {
+    if (backlog_tokens_ == kHeadBatch) settle_heads();  // as feed_heads would, before the slot is written
+    cells_ = head_backlog_.data() + size_t(backlog_tokens_) * D;
+    cell_token_stride_ = rows * D;  // (one token: unused)
+    cell_row_stride_ = size_t(kHeadBatch) * D;
+  } else {
+    cells_ = ws_.cells.data();
+    cell_token_stride_ = rows * D;
+    cell_row_stride_ = D;
+  }
+  return to_backlog;
+}
+
 void Forward::settle_heads() {
   if (backlog_tokens_ == 0) return;
   fold_heads(head_backlog_.data(), backlog_tokens_, w_->g.D, size_t(kHeadBatch) * w_->g.D);
@@ -233,10 +252,11 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   for (uint32_t c = 0; c < count; ++c) ws.tokens[history_ + c] = tokens[c];
   const double scale = std::sqrt(double(D));
   const uint32_t half = g.dq / 2;
+  const bool cells_in_backlog = place_cells(count);
   pool_->run(count, [&](uint32_t c, uint32_t) {
     const int32_t* tok = ws.tokens.data() + history_ + c;
     if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.slots.data() + size_t(c) * g.E);
-    float* x0 = ws.cells.data() + size_t(c) * rows * D;
+    float* x0 = cell(c, 0);
     linear_.row(w.embedding, uint32_t(*tok), x0);
     for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
     for (size_t j = 0; j < n; ++j) std::memcpy(ws.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
@@ -253,7 +273,7 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
   linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
     const size_t c = first + i;
-    zc_norm(f32_, ws.cells.data() + (c * rows + L) * D, w.final_norm.data(), D, ws.fin.data() + c * D);
+    zc_norm(f32_, cell(c, L), w.final_norm.data(), D, ws.fin.data() + c * D);
   });
   // Straight into the caller's rows, or into last_logits_ (no chunk-sized
   // logits buffer: 32 KiB per token of max_chunk on needle3).
@@ -264,7 +284,11 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   }
   has_logits_ = true;
 
-  feed_heads(ws.cells.data(), count);
+  if (cells_in_backlog) {
+    ++backlog_tokens_;
+  } else {
+    feed_heads(ws.cells.data(), count);
+  }
   if (keep_cells_) kept_cells_.insert(kept_cells_.end(), ws.cells.begin(), ws.cells.begin() + size_t(count) * rows * D);
 
   // Slide the token history.
@@ -277,7 +301,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
   const Geometry& g = w.g;
   const LayerWeights& lw = w.layers[l];
   Workspace& ws = ws_;
-  const size_t D = g.D, n = g.n, L = g.L, nD = n * D, rows = L + 1;
+  const size_t D = g.D, n = g.n, L = g.L, nD = n * D;
 
   // mHC: one rms-normalised concat of the lanes, read by the three Φ matrices.
   // Per-token work runs over the pool by token (each token's values are computed
@@ -342,7 +366,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
       for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
       // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
       mhc_post(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, ws.mix.data() + c * n * n,
-               ws.hpost.data() + c * n, u, ws.u_in.data() + c * D, ws.cells.data() + (c * rows + l + 1) * D, f32_,
+               ws.hpost.data() + c * n, u, ws.u_in.data() + c * D, cell(c, l + 1), f32_,
                isa_);
     }
   });

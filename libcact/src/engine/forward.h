@@ -89,9 +89,14 @@ class Forward {
   // are then read and written once per batch instead of once per token, and
   // its scores come from one batched product. Every probe still sees the
   // tokens in order, so its sums are unchanged.
+  // A decode step writes its cells straight into the backlog's next slot
+  // (place_cells): no copy per token.
   void feed_heads(const float* cells, uint32_t count);
   void fold_heads(const float* cells, uint32_t count, size_t token_stride, size_t row_stride);
   void settle_heads();
+  // Where this run's cells go (place_cells): token c's row-r cell is at cell(c, r).
+  bool place_cells(uint32_t count);
+  float* cell(size_t c, size_t r) { return cells_ + c * cell_token_stride_ + r * cell_row_stride_; }
 
   const Engine* engine_;
   const Weights* w_;
@@ -108,6 +113,8 @@ class Forward {
   std::vector<HeadPool> pools_;
   std::vector<float> head_backlog_;  // [L+1][kHeadBatch][D] cells
   uint32_t backlog_tokens_ = 0;
+  float* cells_ = nullptr;  // ws_.cells, or a decode step's backlog slot
+  size_t cell_token_stride_ = 0, cell_row_stride_ = 0;
   Workspace ws_;
   std::vector<float> last_logits_;
   bool has_logits_ = false;
