@@ -193,14 +193,13 @@ void Forward::feed_heads(const float* cells, uint32_t count) {
 bool Forward::place_cells(uint32_t count) {
   const size_t rows = w_->g.cell_rows(), D = w_->g.D;
   const bool to_backlog = count == 1 && !pools_.empty() && !keep_cells_;
+  cell_token_stride_ = rows * D;  // (the backlog holds one token of this run: unused there)
   if (to_backlog) {
     if (backlog_tokens_ == kHeadBatch) settle_heads();  // as feed_heads would, before the slot is written
     cells_ = head_backlog_.data() + size_t(backlog_tokens_) * D;
-    cell_token_stride_ = rows * D;  // (one token: unused)
     cell_row_stride_ = size_t(kHeadBatch) * D;
   } else {
     cells_ = ws_.cells.data();
-    cell_token_stride_ = rows * D;
     cell_row_stride_ = D;
   }
   return to_backlog;

@@ -47,9 +47,8 @@ int8_t* activation_q(QuantizedActivations& a) { return a.q.data(); }
 const float* activation_scale(const QuantizedActivations& a) { return a.scale.data(); }
 float* activation_scale(QuantizedActivations& a) { return a.scale.data(); }
 
-#if defined(__x86_64__) && defined(CACT_HAVE_AVX2)
+#if defined(__x86_64__) && defined(CACT_HAVE_AMX)
 namespace {
-#if defined(CACT_HAVE_AMX)
 // AMX-INT8 for the avx512-amx table: AMX-TILE and AMX-INT8 (CPUID 7.0 EDX bits
 // 24, 25) and AVX512-VBMI (ECX bit 1), the OS managing the tile state (XCR0
 // bits 17, 18 after OSXSAVE), and the tile data granted to this process by
@@ -74,7 +73,6 @@ bool amx_usable() {
   }();
   return usable;
 }
-#endif
 }  // namespace
 #endif
 
