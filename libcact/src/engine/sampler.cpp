@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "cact/error.h"
 
@@ -47,15 +48,50 @@ int32_t argmax(std::span<const float> logits) {
   return int32_t(best);
 }
 
-Sampler::Sampler(SamplerOptions options) : options_(options), rng_(options.seed) {
-  if (!(options.temperature >= 0.0f) || !std::isfinite(options.temperature)) fail("temperature must be finite and >= 0");
-  if (!(options.top_p > 0.0f)) fail("top_p must be > 0");
+void check_sampler_options(const SamplerOptions& o) {
+  if (!std::isfinite(o.temperature)) fail("temperature must be finite");
+  if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) fail("top_p must be in (0, 1]");
+  if (!(o.min_p >= 0.0f && o.min_p <= 1.0f)) fail("min_p must be in [0, 1]");
+  if (!(o.repeat_penalty > 0.0f) || !std::isfinite(o.repeat_penalty)) fail("repeat_penalty must be finite and > 0");
 }
 
-int32_t Sampler::sample(std::span<const float> logits, size_t limit) {
+Sampler::Sampler(SamplerOptions options) : options_(options), rng_(options.seed) { check_sampler_options(options); }
+
+int32_t Sampler::sample(std::span<const float> logits, size_t limit) { return sample(logits, limit, {}, nullptr); }
+
+int32_t Sampler::sample(std::span<const float> logits, size_t limit, std::span<const int32_t> recent,
+                        const TokenFilter* filter) {
   const size_t n = limit == 0 ? logits.size() : std::min(limit, logits.size());
   if (n == 0) fail("sampling from an empty vocabulary");
-  const std::span<const float> l = logits.first(n);
+  std::span<const float> l = logits.first(n);
+  if (options_.repeat_penalty != 1.0f && !recent.empty()) {
+    penalised_.assign(l.begin(), l.end());
+    const size_t from = recent.size() > options_.repeat_last_n ? recent.size() - options_.repeat_last_n : 0;
+    for (size_t i = from; i < recent.size(); ++i) {
+      const int32_t id = recent[i];
+      if (id < 0 || size_t(id) >= n) continue;
+      float& v = penalised_[size_t(id)];
+      // Applied once per id however often it recurs (llama.cpp's rule), so the
+      // penalty does not compound with the window length.
+      if (std::find(recent.begin() + long(from), recent.begin() + long(i), id) != recent.begin() + long(i)) continue;
+      v = v > 0.0f ? v / options_.repeat_penalty : v * options_.repeat_penalty;
+    }
+    l = penalised_;
+  }
+  if (filter != nullptr) {
+    if (options_.temperature <= 0.0f) {
+      const int32_t best = argmax(l);
+      if (filter->allows(best)) return best;
+    }
+    mask_.assign(n, 0);
+    filter->fill_mask(mask_);
+    if (std::find(mask_.begin(), mask_.end(), uint8_t(1)) == mask_.end()) fail("the constraint allows no token");
+    masked_.assign(l.begin(), l.end());
+    for (size_t i = 0; i < n; ++i) {
+      if (mask_[i] == 0) masked_[i] = -std::numeric_limits<float>::infinity();
+    }
+    l = masked_;
+  }
   if (options_.temperature <= 0.0f) return argmax(l);
 
   order_.resize(n);
@@ -78,8 +114,19 @@ int32_t Sampler::sample(std::span<const float> logits, size_t limit) {
   prob_.resize(keep);
   double total = 0.0;
   for (size_t i = 0; i < keep; ++i) {
+    // Masked ids (-inf) get probability 0 and are never picked.
     prob_[i] = std::exp((double(l[order_[i]]) - top) * inv_t);
     total += prob_[i];
+  }
+  if (options_.min_p > 0.0f) {
+    // prob_[0] is the best id's (1 after the shift); the order is descending
+    // only when sorted, so filter in place rather than cut a prefix.
+    const double floor = double(options_.min_p) * prob_[0];
+    total = 0.0;
+    for (size_t i = 0; i < keep; ++i) {
+      if (prob_[i] < floor) prob_[i] = 0.0;
+      total += prob_[i];
+    }
   }
   if (options_.top_p < 1.0f) {
     // Smallest prefix (in descending order) whose mass reaches top_p.
@@ -97,11 +144,15 @@ int32_t Sampler::sample(std::span<const float> logits, size_t limit) {
     for (size_t i = 0; i < keep; ++i) total += prob_[i];
   }
   double r = rng_.next_double() * total;
+  size_t last_possible = 0;
   for (size_t i = 0; i < keep; ++i) {
+    if (prob_[i] == 0.0) continue;
+    last_possible = i;
     r -= prob_[i];
     if (r < 0.0) return int32_t(order_[i]);
   }
-  return int32_t(order_[keep - 1]);
+  // Rounding left r >= 0: the last id that could be drawn, never a cut one.
+  return int32_t(order_[last_possible]);
 }
 
 }  // namespace cact
