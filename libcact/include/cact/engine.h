@@ -89,6 +89,10 @@ class Session {
 
   // Forget every token (the state is kept, nothing is reallocated).
   void reset();
+  // Become a copy of `other`'s decoding state (a snapshot restored: the next
+  // tokens give exactly the logits `other` would give). `other` must come from
+  // the same Engine with the same options; throws cact::Error otherwise.
+  void copy_state_from(const Session& other);
   // Feed tokens (in chunks of max_chunk, layer-major within a chunk) and
   // return the logits after the last one. Throws cact::Error, before any state
   // changes, if the tokens do not fit the context or an id is out of range.

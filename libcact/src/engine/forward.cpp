@@ -159,6 +159,24 @@ void Forward::reset() {
   kept_cells_.clear();
 }
 
+void Forward::copy_state(const Forward& src) {
+  if (src.engine_ != engine_ || src.context_ != context_ || src.max_chunk_ != max_chunk_ ||
+      src.vis_.span != vis_.span || src.vis_.sinks != vis_.sinks || src.keep_cells_ != keep_cells_) {
+    fail("session state can only be copied between sessions of one engine with the same options");
+  }
+  pos_ = src.pos_;
+  // Same shapes on both sides, so these assignments reuse the buffers.
+  layers_ = src.layers_;
+  sites_ = src.sites_;
+  pools_ = src.pools_;
+  head_backlog_ = src.head_backlog_;
+  backlog_tokens_ = src.backlog_tokens_;
+  std::copy_n(src.ws_.tokens.begin(), history_, ws_.tokens.begin());
+  last_logits_ = src.last_logits_;
+  has_logits_ = src.has_logits_;
+  kept_cells_ = src.kept_cells_;
+}
+
 const HeadPool* Forward::pool(HeadKind kind) {
   for (const HeadPool& p : pools_) {
     if (p.weights().kind == kind) {

@@ -61,6 +61,10 @@ class Forward {
  public:
   Forward(const Engine& engine, const SessionOptions& options);
   void reset();
+  // Take over `src`'s decoding state (positions, caches, rings, heads), as if
+  // this had been fed the same tokens. Both must come from the same engine with
+  // the same context, chunk, span and sinks; throws cact::Error otherwise.
+  void copy_state(const Forward& src);
   // Feed `count` tokens (1..max_chunk) at positions position()...; logits of
   // the last token, or of every token into all_logits ([count][out_rows]).
   void run(const int32_t* tokens, uint32_t count, float* all_logits);

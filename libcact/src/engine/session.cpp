@@ -66,6 +66,11 @@ Session& Session::operator=(Session&&) noexcept = default;
 
 void Session::reset() { impl_->forward.reset(); }
 
+void Session::copy_state_from(const Session& other) {
+  if (&other == this) return;
+  impl_->forward.copy_state(other.impl_->forward);
+}
+
 std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
   impl_->feed(tokens, nullptr, 0);
   return logits();
