@@ -36,6 +36,10 @@ class Tokenizer {
   static Tokenizer from_blob(std::span<const uint8_t> blob) { return Tokenizer(parse_tokenizer_blob(blob)); }
 
   std::vector<int32_t> encode(std::string_view text) const;
+  // Text that is data, not markup (TOKENIZER.md: user and tool text): no
+  // USER_DEFINED piece is matched, so "<|im_end|>" typed by a user is plain
+  // text. `at_start` applies the dummy prefix (the start of a whole text).
+  std::vector<int32_t> encode_data(std::string_view text, bool at_start) const;
   std::string decode(std::span<const int32_t> ids) const;
   // The bytes one id contributes before UTF-8 repair and the ▁ -> space step.
   std::string_view piece_bytes(int32_t id) const;
@@ -53,16 +57,22 @@ class Tokenizer {
 
 // Streaming decode for generation: feed ids, get the text that is complete so
 // far; an incomplete trailing UTF-8 sequence is held until the next id.
+// The dummy-prefix rule (drop one leading space) belongs to the start of a
+// whole text: a continuation of a prompt (or an answer after the chat
+// template) keeps its first space, so prompt + stream == decode(all ids).
+enum class StreamStart : uint8_t { text, continuation };
 class StreamDecoder {
  public:
-  explicit StreamDecoder(const Tokenizer& tok) : tok_(&tok) {}
+  explicit StreamDecoder(const Tokenizer& tok, StreamStart start = StreamStart::text)
+      : tok_(&tok), start_(start), at_start_(start == StreamStart::text) {}
   std::string push(int32_t id);
   std::string finish();  // flushes anything held (invalid bytes become U+FFFD); then a new stream starts
 
  private:
   const Tokenizer* tok_;
+  StreamStart start_;
   std::string pending_;
-  bool at_start_ = true;
+  bool at_start_;
 };
 
 // The Needle chat format (TOKENIZER.md). Returns the text to encode (no bos).

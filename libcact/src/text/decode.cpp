@@ -60,7 +60,7 @@ std::string StreamDecoder::finish() {
   std::string out;
   render(pending_, /*final=*/true, tok_->model().add_dummy_prefix, at_start_, out);
   pending_.clear();
-  at_start_ = true;  // the decoder is ready for a new stream
+  at_start_ = start_ == StreamStart::text;  // the decoder is ready for a new stream
   return out;
 }
 

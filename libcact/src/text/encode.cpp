@@ -41,6 +41,17 @@ std::string normalise(std::string_view text, bool dummy_prefix) {
 
 }  // namespace
 
+std::vector<int32_t> Tokenizer::encode_data(std::string_view text, bool at_start) const {
+  std::vector<int32_t> ids;
+  if (text.empty()) return ids;
+  const std::string norm = normalise(text, at_start && model_.add_dummy_prefix);
+  if (norm.size() > std::numeric_limits<uint32_t>::max()) fail("tokenizer: encode input is larger than 4 GiB");
+  text::BpeScratch scratch;
+  ids.reserve(norm.size() / 3 + 1);
+  text::bpe_segment(norm, impl_->bpe, scratch, ids);
+  return ids;
+}
+
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   std::vector<int32_t> ids;
   if (text.empty()) return ids;

@@ -1,0 +1,69 @@
+#pragma once
+// Schema-constrained decoding of an answer (docs/TOOLS.md "Constrained
+// decoding"): which token ids may come next so that the answer stays a prefix
+// of a well-formed answer whose <tool_call> lists are schema-valid calls.
+//
+// The answer's outer shape, by tool choice:
+//   auto     : free text; <tool_call> opens a call list; a call whose name turns
+//              out not to be listed is cut off when its name closes (event
+//              unlisted_name: the caller stops and reports it as suppressed).
+//   none     : free text; <tool_call> is never allowed.
+//   required : [<think>free text</think>[\n]]<tool_call>calls</tool_call>, names
+//              constrained to the listed ones.
+//   named    : as required, every call's name is that one tool.
+// Inside <tool_call>: compact JSON only (no whitespace outside strings), the
+// list [{"name":...,"arguments":{...}},...] with "name" first, argument keys from
+// the tool's properties (each at most once, every required one before '}'),
+// values as the Schema says. After </tool_call> only <|im_end|> or eos.
+//
+// Budget: allows() takes the tokens left; a token is refused when what it
+// leaves could not be closed in the remaining tokens (every byte has a piece
+// or a byte-fallback piece), so a call list opened is always closed.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cact/tokenizer.h"
+#include "cact/tools.h"
+
+namespace cact::chat {
+
+class AnswerConstraint {
+ public:
+  // `tok` and `tools` must outlive the constraint. Builds the vocabulary's byte
+  // surfaces (▁ as a space, BYTE pieces as their byte, CONTROL/UNKNOWN as none).
+  // Throws cact::Error when the tokenizer lacks a marker the mode needs, or a
+  // named tool is not listed.
+  AnswerConstraint(const Tokenizer& tok, const ToolList& tools, ToolChoice choice);
+  ~AnswerConstraint();
+  AnswerConstraint(AnswerConstraint&&) noexcept;
+  AnswerConstraint& operator=(AnswerConstraint&&) noexcept;
+
+  void reset();  // back to the start of an answer
+
+  // May `id` come next, with `budget` tokens left including this one?
+  bool allows(int32_t id, uint32_t budget) const;
+  // mask[id] = allows(id, budget) for every id < mask.size() (same result,
+  // faster than calling allows() per id).
+  void fill_mask(std::span<uint8_t> mask, uint32_t budget) const;
+
+  enum class Event : uint8_t {
+    none,
+    call_list_closed,  // </tool_call> accepted
+    unlisted_name,     // auto: a call's name just closed and is not listed (see unlisted_name())
+  };
+  // Take `id` (must be allowed). Returns what it completed.
+  Event accept(int32_t id);
+  const std::string& unlisted_name() const;
+
+  // True while inside <tool_call> (the constraint is doing work).
+  bool in_call_list() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cact::chat

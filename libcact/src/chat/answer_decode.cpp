@@ -1,0 +1,111 @@
+// decode_answer (answer_decode.h).
+#include "chat/answer_decode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "cact/error.h"
+#include "chat/stop_strings.h"
+
+namespace cact::chat {
+namespace {
+
+// The constraint as the sampler's filter, with the tokens the answer has left.
+class BudgetFilter final : public TokenFilter {
+ public:
+  BudgetFilter(const AnswerConstraint& c, uint32_t budget) : c_(&c), budget_(budget) {}
+  bool allows(int32_t id) const override { return c_->allows(id, budget_); }
+  void fill_mask(std::span<uint8_t> mask) const override { c_->fill_mask(mask, budget_); }
+
+ private:
+  const AnswerConstraint* c_;
+  uint32_t budget_;
+};
+
+// The call list text of a suppressed call's answer without that call: the
+// constraint cut it right after the unlisted name, so the call starts at a
+// known distance from the end; the calls before it are complete.
+std::string without_cut_call(const std::string& raw, const std::string& name) {
+  const size_t open = raw.rfind("<tool_call>");
+  if (open == std::string::npos) return raw;
+  const std::string tail = "{\"name\":\"" + name + "\"";
+  if (raw.size() < tail.size() || raw.compare(raw.size() - tail.size(), tail.size(), tail) != 0) return raw;
+  const size_t before = raw.size() - tail.size();  // index just past '[' or ','
+  const size_t body = open + std::string_view("<tool_call>").size();
+  if (before <= body + 1) return raw.substr(0, open);  // it was the first call: no block left
+  return raw.substr(0, before - 1) + "]</tool_call>";
+}
+
+void split_and_validate(const ToolList& tools, Answer& a) {
+  const std::string text = a.stop == StopReason::suppressed_call && !a.suppressed_calls.empty()
+                               ? without_cut_call(a.raw, a.suppressed_calls.back().name)
+                               : a.raw;
+  a.parsed = parse_answer(text);
+  for (const Call& call : a.parsed.calls) {
+    CallCheck check = validate_call(tools, call);
+    if (check.violation == Violation::ok) a.function_calls.push_back(call);
+    a.validation.push_back(std::move(check));
+  }
+}
+
+}  // namespace
+
+void decode_answer(Session& session, const Tokenizer& tok, const ChatMarkers& markers, const ToolList& tools,
+                   const GenerateOptions& options, AnswerConstraint* constraint, const OnPiece& on_piece, Answer& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Sampler sampler(options.sampler);
+  a.seed = options.sampler.seed;
+  StreamDecoder decoder(tok, StreamStart::continuation);
+  StopStrings stops(options.stop);
+  if (constraint != nullptr) constraint->reset();
+  const size_t limit = std::min<size_t>(tok.size(), session.engine().output_rows());
+  auto emit = [&](const std::string& piece) {
+    const std::string out = stops.push(piece);
+    a.raw += out;
+    const bool go_on = !on_piece || on_piece(out);
+    if (stops.matched()) a.stop = StopReason::stop_string;
+    return go_on && !stops.matched();
+  };
+  a.stop = StopReason::max_tokens;
+  while (true) {
+    if (a.ids.size() >= options.max_tokens) break;
+    if (session.remaining() == 0) {
+      a.stop = StopReason::context;
+      break;
+    }
+    const uint32_t budget = std::min<uint32_t>(options.max_tokens - uint32_t(a.ids.size()), session.remaining());
+    std::optional<BudgetFilter> filter;
+    if (constraint != nullptr) filter.emplace(*constraint, budget);
+    const int32_t next = sampler.sample(session.logits(), limit, a.ids, filter ? &*filter : nullptr);
+    if (next == markers.im_end || next == markers.eos) {
+      a.stop = next == markers.eos ? StopReason::eos : StopReason::im_end;
+      break;
+    }
+    const AnswerConstraint::Event event =
+        constraint != nullptr ? constraint->accept(next) : AnswerConstraint::Event::none;
+    a.ids.push_back(next);
+    session.step(next);
+    if (!emit(decoder.push(next))) {
+      if (a.stop != StopReason::stop_string) a.stop = StopReason::cancelled;
+      break;
+    }
+    if (event == AnswerConstraint::Event::unlisted_name) {
+      a.suppressed_calls.push_back({constraint->unlisted_name(), "not in the tool list"});
+      a.stop = StopReason::suppressed_call;
+      break;
+    }
+  }
+  if (a.stop != StopReason::stop_string) {
+    // The decoder's held bytes, then the stop-string holdback.
+    std::string tail = stops.push(decoder.finish());
+    if (!stops.matched()) tail += stops.finish();
+    a.raw += tail;
+    if (!tail.empty() && on_piece) on_piece(tail);
+    if (stops.matched()) a.stop = StopReason::stop_string;
+  }
+  split_and_validate(tools, a);
+  a.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace cact::chat
