@@ -147,7 +147,9 @@ TEST_CASE("chat: prefix-cache hits and interleaved conversations give a fresh se
   const auto tools = cact::chat::parse_tool_list(convs[0].tools_json, "tools");
   GenerateOptions o;
   auto fresh = [&](const std::string& query) {
-    ChatSession alone(m.int8, m.tok, {.prefix_cache = false});
+    cact::chat::ChatOptions uncached;
+    uncached.prefix_cache = false;
+    ChatSession alone(m.int8, m.tok, uncached);
     alone.set_tools(tools);
     const Answer a = alone.ask(query, o);
     return std::make_pair(a.ids, std::vector<float>(alone.session().logits().begin(), alone.session().logits().end()));
@@ -200,7 +202,9 @@ TEST_CASE("chat: a cancelled answer stays a closed turn; the next turn equals a 
 TEST_CASE("chat: a full context drops the oldest exchanges and keeps the prefix") {
   const auto& m = cact::test::tool_model();
   const auto tools = cact::chat::parse_tool_list(cact::test::expected_conversations()[0].tools_json, "tools");
-  ChatSession chat(m.int8, m.tok, {.session = {.context = 360}});
+  cact::chat::ChatOptions small;
+  small.session.context = 360;
+  ChatSession chat(m.int8, m.tok, small);
   chat.set_tools(tools);
   GenerateOptions o;
   o.max_tokens = 40;
@@ -218,7 +222,7 @@ TEST_CASE("chat: a full context drops the oldest exchanges and keeps the prefix"
   cact::chat::Transcript kept{"", tools, {}};
   const auto& turns = chat.turns();
   kept.turns.assign(turns.end() - 4, turns.end() - 2);
-  ChatSession fresh(m.int8, m.tok, {.session = {.context = 360}});
+  ChatSession fresh(m.int8, m.tok, small);
   fresh.load(kept);
   const Answer again = fresh.ask(queries[5], o);
   CHECK(again.ids == last.ids);

@@ -23,23 +23,22 @@ class BudgetFilter final : public TokenFilter {
   uint32_t budget_;
 };
 
-// The call list text of a suppressed call's answer without that call: the
-// constraint cut it right after the unlisted name, so the call starts at a
-// known distance from the end; the calls before it are complete.
-std::string without_cut_call(const std::string& raw, const std::string& name) {
+// The answer without the call that was cut off after its unlisted name: that
+// call is the last `{"name":` of the last block (the name is its first key and
+// the cut follows the name's closing piece); the calls before it are complete.
+std::string without_cut_call(const std::string& raw) {
   const size_t open = raw.rfind("<tool_call>");
   if (open == std::string::npos) return raw;
-  const std::string tail = "{\"name\":\"" + name + "\"";
-  if (raw.size() < tail.size() || raw.compare(raw.size() - tail.size(), tail.size(), tail) != 0) return raw;
-  const size_t before = raw.size() - tail.size();  // index just past '[' or ','
+  const size_t call = raw.rfind("{\"name\":");
   const size_t body = open + std::string_view("<tool_call>").size();
-  if (before <= body + 1) return raw.substr(0, open);  // it was the first call: no block left
-  return raw.substr(0, before - 1) + "]</tool_call>";
+  if (call == std::string::npos || call < body + 1) return raw;
+  if (call == body + 1) return raw.substr(0, open);  // the first call of the list: no block is left
+  return raw.substr(0, call - 1) + "]</tool_call>";
 }
 
 void split_and_validate(const ToolList& tools, Answer& a) {
   const std::string text = a.stop == StopReason::suppressed_call && !a.suppressed_calls.empty()
-                               ? without_cut_call(a.raw, a.suppressed_calls.back().name)
+                               ? without_cut_call(a.raw)
                                : a.raw;
   a.parsed = parse_answer(text);
   for (const Call& call : a.parsed.calls) {
