@@ -1,17 +1,20 @@
-// Where the bundled archive lives (docs/ENGINE.md "cact-run").
-#include <array>
+// Where the bundled archive lives (docs/CHAT.md "The bundled model").
+#include <optional>
 #include <system_error>
 
+#include "cact/atomic_file.h"
 #include "cact/error.h"
 #include "run.h"
 
 #ifndef CACT_DEFAULT_MODEL
-#define CACT_DEFAULT_MODEL "models/license-tiny.cact"
+#define CACT_DEFAULT_MODEL "models/tools/tools-tiny.cact"
 #endif
 
 namespace cact::run {
 
-std::filesystem::path default_model() {
+namespace {
+
+std::vector<std::filesystem::path> default_candidates() {
   namespace fs = std::filesystem;
   const fs::path name = fs::path(CACT_DEFAULT_MODEL).filename();
   std::vector<fs::path> candidates;
@@ -22,12 +25,32 @@ std::filesystem::path default_model() {
     candidates.push_back(exe.parent_path().parent_path() / "share" / "cact" / name);
   }
   candidates.emplace_back(CACT_DEFAULT_MODEL);
-  std::string looked;
-  for (const fs::path& p : candidates) {
-    if (fs::is_regular_file(p, ec)) return p;
-    looked += (looked.empty() ? "" : ", ") + p.string();
-  }
-  fail("no archive given and the bundled " + name.string() + " was not found (looked in " + looked + ")");
+  return candidates;
 }
+
+std::optional<std::filesystem::path> find_default_model() {
+  std::error_code ec;
+  for (const std::filesystem::path& p : default_candidates()) {
+    if (std::filesystem::is_regular_file(p, ec)) return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::filesystem::path default_model() {
+  if (const auto found = find_default_model()) return *found;
+  std::string looked;
+  for (const std::filesystem::path& p : default_candidates()) looked += (looked.empty() ? "" : ", ") + p.string();
+  fail("no archive given and the bundled " + std::filesystem::path(CACT_DEFAULT_MODEL).filename().string() +
+       " was not found (looked in " + looked + ")");
+}
+
+bool is_default_model(const std::filesystem::path& archive) {
+  const auto found = find_default_model();
+  return found && same_file(archive, *found);
+}
+
+std::filesystem::path default_tools(const std::filesystem::path& model) { return model.parent_path() / "tools.json"; }
 
 }  // namespace cact::run

@@ -35,10 +35,11 @@ std::string top_logits(const std::vector<float>& all, size_t positions, size_t V
 }
 }  // namespace
 
-void dump_golden(const Model& model, const std::string& archive_name, const Options& o, const std::filesystem::path& out) {
+void dump_golden(const Model& model, const std::string& archive_name, const std::string& prompt, uint32_t steps,
+                 const std::filesystem::path& out) {
   const Tokenizer tok = Tokenizer::from_blob(model.tokenizer_blob());
-  std::vector<int32_t> ids = prompt_ids(o, tok);
-  const size_t prompt = ids.size();
+  std::vector<int32_t> ids = completion_prompt_ids(tok, prompt);
+  const size_t prompt_tokens = ids.size();
   const size_t V = model.header().output_rows();
   if (V < kTop) fail("--dump-golden needs at least 10 output rows");
   Engine ref(model, {Numerics::reference, nullptr});
@@ -46,10 +47,10 @@ void dump_golden(const Model& model, const std::string& archive_name, const Opti
   {
     Session s(ref);
     std::span<const float> logits = s.prefill(ids);
-    for (uint32_t i = 0; i < o.golden_steps && s.remaining() > 0; ++i) {
+    for (uint32_t i = 0; i < steps && s.remaining() > 0; ++i) {
       const int32_t next = argmax(logits.first(std::min<size_t>(tok.size(), logits.size())));
       ids.push_back(next);
-      if (i + 1 < o.golden_steps && s.remaining() > 0) logits = s.step(next);
+      if (i + 1 < steps && s.remaining() > 0) logits = s.step(next);
     }
   }
   Engine q8(model, {Numerics::int8, &kernels::scalar_kernels()});
@@ -59,8 +60,8 @@ void dump_golden(const Model& model, const std::string& archive_name, const Opti
   std::string text = "{\n";
   text += " \"schema\": \"cact-golden-logits/1\",\n";
   text += " \"archive\": " + nlohmann::ordered_json(archive_name).dump() + ",\n";
-  text += " \"prompt\": " + nlohmann::ordered_json(o.prompt).dump() + ",\n";
-  text += " \"prompt_tokens\": " + std::to_string(prompt) + ",\n";
+  text += " \"prompt\": " + nlohmann::ordered_json(prompt).dump() + ",\n";
+  text += " \"prompt_tokens\": " + std::to_string(prompt_tokens) + ",\n";
   text += " \"ids\": " + ids_json.dump() + ",\n";
   text += " \"top\": " + std::to_string(kTop) + ",\n";
   text += " \"regenerate\": \"scripts/regen_golden_logits.sh\",\n";

@@ -3,20 +3,29 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
 
 #include "cact/error.h"
+#include "common/output.h"
 
 namespace cact::app {
 
+void usage_error(const std::string& message) { throw UsageError(message); }
+
 int run_guarded(const char* tool, const std::function<int()>& body) {
   try {
-    return body();
+    const int rc = body();
+    check_out();
+    return rc;
+  } catch (const UsageError& e) {
+    note(tool, std::string(e.what()) + " (see --help)");
+    return 2;
   } catch (const cact::Error& e) {
-    std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    note(tool, e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "%s: out of memory\n", tool);
+    note(tool, "out of memory");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    note(tool, e.what());
   }
   return 1;
 }

@@ -5,6 +5,7 @@
 #include <functional>
 
 namespace cact::app {
-// Exit codes: 0 ok, 1 the input or the work failed (run_guarded), 2 bad usage (CLI11's own).
+// Exit codes: 0 ok, 1 the input or the work failed (run_guarded), 2 bad usage
+// (CLI11's errors, with "did you mean" for a mistyped name; UsageError).
 int run_tool(const char* tool, CLI::App& cli, int argc, char** argv, const std::function<int()>& body);
 }  // namespace cact::app
