@@ -215,6 +215,8 @@ TEST_CASE("chat: a full context drops the oldest exchanges and keeps the prefix"
   for (const char* q : queries) {
     last = chat.ask(q, o);
     dropped += last.dropped_turns;
+    // After a drop the session holds the restored prefix and the refed turns: nothing counted twice.
+    if (last.dropped_turns > 0) CHECK(chat.position() == last.cached_tokens + last.prompt_tokens + last.ids.size());
     CHECK(chat.position() <= chat.context());
   }
   CHECK(dropped > 0);

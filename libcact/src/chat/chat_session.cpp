@@ -53,14 +53,18 @@ struct ChatSession::Impl {
     sinks = want;
   }
 
-  // Put the prefix (and nothing else) in the session; returns the tokens that
-  // were restored from the snapshot instead of prefilled.
-  uint32_t start(Answer& a) {
+  // The prefix of the current system text and tools, checked against the context.
+  void render_prefix_ids() {
     prefix = render_prefix(*tok, markers, system, tools.compact_json);
     if (prefix.size() >= context()) {
       fail("the system text and tool list (" + std::to_string(prefix.size()) +
            " tokens) do not fit the context of " + std::to_string(context()) + " positions");
     }
+  }
+
+  // Put the prefix (and nothing else) in the session: restored from the
+  // snapshot when it holds this prefix, else prefilled and snapshotted.
+  void start(Answer& a) {
     ensure_sessions();
     started = true;
     first_kept = 0;
@@ -68,7 +72,7 @@ struct ChatSession::Impl {
       session->copy_state_from(*snapshot);
       ++hits;
       a.cached_tokens = uint32_t(prefix.size());
-      return a.cached_tokens;
+      return;
     }
     session->reset();
     session->prefill(prefix);
@@ -82,7 +86,6 @@ struct ChatSession::Impl {
       snapshot->copy_state_from(*session);
       snapshot_key = prefix;
     }
-    return 0;
   }
 
   std::vector<int32_t> render(size_t from, size_t first) const {
@@ -97,27 +100,35 @@ struct ChatSession::Impl {
   // answer, drop the oldest exchanges (the prefix stays) and feed what is kept.
   void feed_new_turns(size_t from, uint32_t max_tokens, Answer& a) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (!started) start(a);
+    if (!started) render_prefix_ids();
+    const uint64_t held = started ? session->position() : prefix.size();
     const uint32_t reserve = std::min(max_tokens, context() / 2);
     std::vector<int32_t> ids = render(from, first_kept);
-    if (uint64_t(session->position()) + ids.size() + reserve > context()) {
-      size_t k = first_kept + 1;
-      for (; k < from; ++k) {
+    size_t keep_from = first_kept;
+    if (held + ids.size() + reserve > context()) {
+      // Drop whole exchanges from the front until the rest fits after the prefix.
+      keep_from = from;
+      for (size_t k = first_kept + 1; k < from; ++k) {
         if (turns[k].role != Turn::Role::user) continue;
-        ids = render(k, k);
-        if (prefix.size() + ids.size() + reserve <= context()) break;
+        std::vector<int32_t> kept = render(k, k);
+        if (prefix.size() + kept.size() + reserve <= context()) {
+          keep_from = k;
+          ids = std::move(kept);
+          break;
+        }
       }
-      if (k >= from) {
+      if (keep_from == from) {
         ids = render(from, from);
         if (turns[from].role != Turn::Role::user || prefix.size() + ids.size() >= context()) {
           fail("the new turn (" + std::to_string(ids.size()) + " tokens) does not fit the context of " +
                std::to_string(context()) + " positions after the system text and tools");
         }
-        k = from;
       }
-      a.dropped_turns = uint32_t(k - first_kept);
+    }
+    if (!started || keep_from != first_kept) {
+      a.dropped_turns = uint32_t(keep_from - first_kept);
       start(a);
-      first_kept = k;
+      first_kept = keep_from;
     }
     session->prefill(ids);
     a.prompt_tokens += uint32_t(ids.size());
