@@ -3,52 +3,11 @@
 #include <chrono>
 
 #include "cact/error.h"
+#include "cact/stop_strings.h"
 #include "common/output.h"
 #include "run.h"
 
 namespace cact::run {
-
-namespace {
-
-// Holds back text that may be the start of a stop string, so the stream
-// never shows a stop string (or a piece of one that then completes).
-class StopText {
- public:
-  explicit StopText(const std::vector<std::string>& stops) : stops_(stops) {}
-  // The text that is safe to show; sets stopped() when a stop string is complete.
-  std::string push(std::string_view text) {
-    held_ += text;
-    size_t cut = std::string::npos;
-    for (const std::string& s : stops_) cut = std::min(cut, held_.find(s));
-    if (cut != std::string::npos) {
-      stopped_ = true;
-      std::string out = held_.substr(0, cut);
-      held_.clear();
-      return out;
-    }
-    size_t keep = 0;  // the longest tail that begins some stop string
-    for (const std::string& s : stops_) {
-      for (size_t n = std::min(s.size() - 1, held_.size()); n > keep; --n) {
-        if (held_.compare(held_.size() - n, n, s, 0, n) == 0) {
-          keep = n;
-          break;
-        }
-      }
-    }
-    std::string out = held_.substr(0, held_.size() - keep);
-    held_.erase(0, held_.size() - keep);
-    return out;
-  }
-  std::string finish() { return std::exchange(held_, {}); }
-  bool stopped() const { return stopped_; }
-
- private:
-  const std::vector<std::string>& stops_;
-  std::string held_;
-  bool stopped_ = false;
-};
-
-}  // namespace
 
 std::vector<int32_t> completion_prompt_ids(const Tokenizer& tok, std::string_view prompt) {
   std::vector<int32_t> ids{int32_t(tok.model().bos_id)};
@@ -75,7 +34,7 @@ Completion complete(Session& session, const Tokenizer& tok, const Options& o, st
   r.seed = so.seed;
   Sampler sampler(so);
   StreamDecoder decoder(tok, StreamStart::continuation);
-  StopText stop_text(o.stop);
+  chat::StopStrings stop_text(o.stop);
   std::vector<int32_t> recent = r.prompt_ids;  // what the repeat penalty looks at
 
   // The text of a piece through the stop strings to `emit`; false: stop now.
@@ -83,9 +42,9 @@ Completion complete(Session& session, const Tokenizer& tok, const Options& o, st
     const std::string text = stop_text.push(piece);
     r.text += text;
     const bool go_on = text.empty() || emit(text);
-    if (stop_text.stopped()) r.stop = StopReason::stop_string;
-    if (!go_on && !stop_text.stopped()) r.stop = StopReason::cancelled;
-    return go_on && !stop_text.stopped();
+    if (stop_text.matched()) r.stop = StopReason::stop_string;
+    if (!go_on && !stop_text.matched()) r.stop = StopReason::cancelled;
+    return go_on && !stop_text.matched();
   };
   const auto t0 = clock::now();
   std::span<const float> logits = session.prefill(r.prompt_ids);

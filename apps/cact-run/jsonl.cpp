@@ -2,9 +2,9 @@
 // stdout line (docs/CHAT.md "JSONL").
 #include <algorithm>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "cact/error.h"
+#include "cact/json_input.h"
 #include "common/output.h"
 #include "common/suggest.h"
 #include "interrupt.h"
@@ -15,30 +15,12 @@ namespace cact::run {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using chat::Json;
 
 const std::vector<std::string> kKeys{"query", "system", "tools", "tool_choice", "max_tokens", "continue", "tool_result"};
 
-// Walking or printing a JSON value recurses once per level: nesting deeper than
-// the library's limit is refused before the line is parsed.
-void check_depth(std::string_view line) {
-  uint32_t depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : line) {
-    if (escaped) {
-      escaped = false;
-    } else if (in_string) {
-      escaped = c == '\\';
-      in_string = c != '"';
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > chat::kMaxJsonDepth) fail("JSON nested deeper than " + std::to_string(chat::kMaxJsonDepth) + " levels");
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-}
+// A request line holds a query, a system text and a tool list: generous, but bounded.
+constexpr size_t kMaxRequestBytes = size_t(16) << 20;
 
 class JsonlChat {
  public:
@@ -118,8 +100,7 @@ int run_jsonl(const Runtime& rt, const Options& o) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string out;
     try {
-      check_depth(line);
-      out = chat.handle(Json::parse(line));
+      out = chat.handle(chat::parse_json_limited(line, "request", kMaxRequestBytes));
     } catch (const std::exception& e) {  // cact::Error, nlohmann's parse and type errors
       failed = true;
       out = Json{{"error", e.what()}, {"line", n}}.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";

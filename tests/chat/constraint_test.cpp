@@ -17,7 +17,7 @@
 #include "chat/answer_constraint.h"
 #include "chat/call_grammar.h"
 #include "chat/chat_fixture.h"
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 #include "chat/vocab_surfaces.h"
 
 using namespace cact;

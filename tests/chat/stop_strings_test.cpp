@@ -1,7 +1,7 @@
 // StopStrings: nothing of a stop string is passed on, even split over pieces.
 #include <doctest/doctest.h>
 
-#include "chat/stop_strings.h"
+#include "cact/stop_strings.h"
 
 TEST_CASE("stop strings: holdback across pieces, match, release at the end") {
   cact::chat::StopStrings s({"END", "\n\n"});

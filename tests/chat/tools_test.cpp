@@ -11,7 +11,7 @@
 
 #include "cact/error.h"
 #include "cact/tools.h"
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 #include "support/test_paths.h"
 
 using namespace cact::chat;

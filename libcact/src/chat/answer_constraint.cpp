@@ -7,7 +7,7 @@
 
 #include "cact/error.h"
 #include "chat/call_grammar.h"
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 #include "chat/vocab_surfaces.h"
 
 namespace cact::chat {

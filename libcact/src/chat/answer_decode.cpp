@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "cact/error.h"
-#include "chat/stop_strings.h"
+#include "cact/stop_strings.h"
 
 namespace cact::chat {
 namespace {

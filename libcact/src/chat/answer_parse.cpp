@@ -4,7 +4,7 @@
 
 #include "cact/error.h"
 #include "cact/tools.h"
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 
 namespace cact::chat {
 

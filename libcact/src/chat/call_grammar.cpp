@@ -5,7 +5,7 @@
 #include <map>
 
 #include "cact/error.h"
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 
 namespace cact::chat {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "cact/tools.h"
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 
 namespace cact::chat {
 

@@ -1,5 +1,5 @@
 // StopStrings (stop_strings.h).
-#include "chat/stop_strings.h"
+#include "cact/stop_strings.h"
 
 #include <algorithm>
 

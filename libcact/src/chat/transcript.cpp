@@ -1,7 +1,7 @@
 // Transcripts: ChatSession::transcript_json and parse_transcript (docs/CHAT.md "Transcript").
 #include "cact/chat.h"
 #include "cact/error.h"
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 
 namespace cact::chat {
 namespace {

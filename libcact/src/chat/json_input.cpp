@@ -1,4 +1,4 @@
-#include "chat/json_limits.h"
+#include "cact/json_input.h"
 
 #include <set>
 #include <vector>
