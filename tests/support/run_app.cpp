@@ -38,8 +38,11 @@ std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-AppRun run_app(const std::string& tool, const std::vector<std::string>& args, const std::filesystem::path& cwd,
-               const std::string& prefix) {
+namespace {
+
+// `cmd` run by /bin/sh with stdin from /dev/null (unless it redirects its own)
+// and its stdout and stderr captured through scratch files.
+AppRun run_captured(const std::string& cmd) {
   static std::atomic<int> counter{0};
   const auto dir = binary_dir() / "scratch";
   std::filesystem::create_directories(dir);
@@ -48,12 +51,9 @@ AppRun run_app(const std::string& tool, const std::vector<std::string>& args, co
   tag.append(std::to_string(counter++));
   const auto out = dir / ("out-" + tag), err = dir / ("err-" + tag);
   // Built with append: GCC 12 misreports -Wrestrict on chained string operator+.
-  std::string cmd = prefix;
-  if (!cwd.empty()) cmd.append("cd ").append(shell_quote(cwd.string())).append(" && ");
-  cmd.append("exec ").append(shell_quote((binary_dir() / "apps" / tool).string()));
-  for (const auto& a : args) cmd.append(" ").append(shell_quote(a));
-  cmd.append(" </dev/null >").append(shell_quote(out.string())).append(" 2>").append(shell_quote(err.string()));
-  const std::string shell = std::string("/bin/sh -c ").append(shell_quote(cmd));
+  std::string line = cmd;
+  line.append(" </dev/null >").append(shell_quote(out.string())).append(" 2>").append(shell_quote(err.string()));
+  const std::string shell = std::string("/bin/sh -c ").append(shell_quote(line));
   const int status = std::system(shell.c_str());
   AppRun r;
   if (WIFEXITED(status)) {
@@ -70,5 +70,18 @@ AppRun run_app(const std::string& tool, const std::vector<std::string>& args, co
   std::filesystem::remove(err);
   return r;
 }
+
+}  // namespace
+
+AppRun run_app(const std::string& tool, const std::vector<std::string>& args, const std::filesystem::path& cwd,
+               const std::string& prefix) {
+  std::string cmd = prefix;
+  if (!cwd.empty()) cmd.append("cd ").append(shell_quote(cwd.string())).append(" && ");
+  cmd.append("exec ").append(shell_quote((binary_dir() / "apps" / tool).string()));
+  for (const auto& a : args) cmd.append(" ").append(shell_quote(a));
+  return run_captured(cmd);
+}
+
+AppRun run_shell(const std::string& script) { return run_captured("( " + script + " )"); }
 
 }  // namespace cact::test

@@ -23,4 +23,8 @@ std::string slurp(const std::filesystem::path& p);
 AppRun run_app(const std::string& tool, const std::vector<std::string>& args, const std::filesystem::path& cwd = {},
                const std::string& prefix = "");
 
+// A shell command line (pipes, redirections such as >/dev/full or 2>&1) run by
+// /bin/sh with stdin from /dev/null unless it redirects its own.
+AppRun run_shell(const std::string& script);
+
 }  // namespace cact::test

@@ -10,7 +10,6 @@
 #include "cact/model.h"
 #include "cact/tokenizer.h"
 #include "support/run_app.h"
-#include "support/shell_run.h"
 #include "support/test_paths.h"
 
 using cact::test::run_app;
