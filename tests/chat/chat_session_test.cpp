@@ -207,7 +207,7 @@ TEST_CASE("chat: a full context drops the oldest exchanges and keeps the prefix"
   ChatSession chat(m.int8, m.tok, small);
   chat.set_tools(tools);
   GenerateOptions o;
-  o.max_tokens = 40;
+  o.max_tokens = 64;
   uint32_t dropped = 0;
   const char* queries[] = {"set a timer for 2 minutes", "play some jazz", "set a timer for 9 minutes",
                            "navigate to the station", "play the beatles", "set a timer for 4 minutes"};
@@ -230,6 +230,21 @@ TEST_CASE("chat: a full context drops the oldest exchanges and keeps the prefix"
   CHECK(again.ids == last.ids);
   CHECK_THROWS_AS(chat.ask(std::string(3000, 'a'), o), cact::Error);
   CHECK(chat.turns().size() == turns.size());  // a refused turn changes nothing
+}
+
+TEST_CASE("chat: with no room left for a call, the answer ends instead of writing it as text") {
+  const auto& m = cact::test::tool_model();
+  ChatSession chat(m.int8, m.tok);
+  chat.set_tools(cact::chat::parse_tool_list(cact::test::expected_conversations()[0].tools_json, "tools"));
+  GenerateOptions o;
+  o.max_tokens = 30;
+  const Answer cut = chat.ask("set a timer for 2 minutes", o);
+  CHECK(cut.stop == cact::chat::StopReason::max_tokens);
+  CHECK(cut.raw == "<think>Use set_timer.</think>\n");
+  CHECK(cut.parsed.text.empty());
+  o.max_tokens = 256;
+  chat.reset();
+  CHECK(chat.ask("set a timer for 2 minutes", o).function_calls.size() == 1);
 }
 
 TEST_CASE("chat: stop strings end the answer before the match") {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 
 #include "cact/error.h"
@@ -75,7 +76,16 @@ void decode_answer(Session& session, const Tokenizer& tok, const ChatMarkers& ma
     }
     const uint32_t budget = std::min<uint32_t>(options.max_tokens - uint32_t(a.ids.size()), session.remaining());
     std::optional<BudgetFilter> filter;
-    if (constraint != nullptr) filter.emplace(*constraint, budget);
+    if (constraint != nullptr) {
+      // Under auto, a call list the answer has no room to close is never
+      // opened; rather than let the model write its call as plain text instead,
+      // the answer ends here. (Under required/named the budget closes the call.)
+      if (options.tool_choice.mode == ToolChoiceMode::auto_ && !constraint->in_call_list()) {
+        const int32_t best = argmax(session.logits().first(limit));
+        if (constraint->allows(best, UINT32_MAX) && !constraint->allows(best, budget)) break;
+      }
+      filter.emplace(*constraint, budget);
+    }
     const int32_t next = sampler.sample(session.logits(), limit, a.ids, filter ? &*filter : nullptr);
     if (next == markers.im_end || next == markers.eos) {
       a.stop = next == markers.eos ? StopReason::eos : StopReason::im_end;
