@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev libfmt-dev libxxhash-dev doctest-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece
-  libedit-dev
+  libedit-dev python3
   clang libclang-rt-14-dev valgrind
   g++-aarch64-linux-gnu qemu-user
 )

@@ -3,20 +3,21 @@
 # quantiser's worker pool (tests/interchange), the synthetic archive builder
 # (tests/model), the tools that take --threads (tests/tools) and the engine's
 # session pool (tests/engine/threads.cpp: threaded prefill and decode, two
-# sessions of one Engine in two threads). Any data
+# sessions of one Engine in two threads) and the C API (tests/capi: one engine
+# and tokenizer shared by sessions and chats on many threads). Any data
 # race or lock-order report fails the run.
 #
-#   scripts/tsan.sh [ctest -R regex]     default: interchange|model|tools|engine
+#   scripts/tsan.sh [ctest -R regex]     default: interchange|model|tools|engine|capi
 # Environment: CACT_TSAN_BUILD (default build/tsan), CACT_TSAN_JOBS (default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CACT_TSAN_BUILD:-$root/build/tsan}"
 jobs="${CACT_TSAN_JOBS:-$(nproc)}"
-regex="${1:-^(interchange|model|tools|engine)$}"
+regex="${1:-^(interchange|model|tools|engine|capi)$}"
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_TSAN=ON -DCACT_BENCH=OFF >/dev/null
 targets=()
-for suite in interchange model tools engine; do
+for suite in interchange model tools engine capi; do
   [[ "$suite" =~ ${regex//[\^\$()]/} ]] && targets+=("test_$suite")
 done
 [[ ${#targets[@]} -gt 0 ]] || targets=(all)

@@ -128,7 +128,7 @@ TEST_CASE("hadamard MLP: a batch equals token by token, every width gives the sa
   for (const Archive& a : archives()) {
     CAPTURE(a.name);
     const cact::Engine engine(a.model);
-    const Weights& w = engine.weights();
+    const Weights& w = weights_of(engine);
     const bool untied = a.model.canon().block_untied();
     std::mt19937 rng(11);
     const uint32_t count = 7;

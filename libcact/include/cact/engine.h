@@ -28,9 +28,12 @@ struct EngineOptions {
   const kernels::KernelTable* kernels = nullptr;
 };
 
+class Engine;
 namespace engine {
 struct Weights;  // private to libcact/src/engine
-}
+// The engine's prepared view, for libcact/src/engine (and its white-box tests) only.
+const Weights& weights_of(const Engine& e);
+}  // namespace engine
 
 class Engine {
  public:
@@ -50,9 +53,9 @@ class Engine {
   bool has_head(HeadKind kind) const;
   // Logit rows (out_vocab, or vocab when out_vocab is 0).
   uint32_t output_rows() const { return header().output_rows(); }
-  const engine::Weights& weights() const { return *weights_; }
 
  private:
+  friend const engine::Weights& engine::weights_of(const Engine& e);
   const Model* model_;
   Numerics numerics_;
   const kernels::KernelTable* kernels_;

@@ -38,9 +38,9 @@ size_t Workspace::bytes() const {
 
 Forward::Forward(const Engine& engine, const SessionOptions& options)
     : engine_(&engine),
-      w_(&engine.weights()),
+      w_(&weights_of(engine)),
       pool_(std::make_unique<ThreadPool>(options.threads)),
-      linear_(engine.weights(), engine.numerics(), engine.kernels()) {
+      linear_(weights_of(engine), engine.numerics(), engine.kernels()) {
   linear_.set_pool(pool_.get());
   const uint32_t T = pool_->size();
   const Weights& w = *w_;

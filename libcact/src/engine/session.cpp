@@ -24,6 +24,8 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 
 bool Engine::has_head(HeadKind kind) const { return weights_->head(kind) != nullptr; }
 
+const engine::Weights& engine::weights_of(const Engine& e) { return *e.weights_; }
+
 struct Session::Impl {
   Impl(const Engine& e, const SessionOptions& o) : engine(&e), forward(e, o) {}
   const Engine* engine;
@@ -106,7 +108,7 @@ std::vector<float> Session::head_output(HeadKind kind) const {
   const engine::HeadPool* pool = impl_->forward.pool(kind);
   if (pool == nullptr) fail(std::string("this archive has no ") + head_kind_name(kind) + " head");
   const Engine& e = *impl_->engine;
-  engine::Linear linear(e.weights(), e.numerics(), e.kernels());
+  engine::Linear linear(engine::weights_of(e), e.numerics(), e.kernels());
   return pool->output(linear);
 }
 
