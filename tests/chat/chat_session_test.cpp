@@ -247,6 +247,25 @@ TEST_CASE("chat: with no room left for a call, the answer ends instead of writin
   CHECK(chat.ask("set a timer for 2 minutes", o).function_calls.size() == 1);
 }
 
+TEST_CASE("chat: with a kv_window span, the system + tools prefix is pinned as sinks") {
+  const auto& m = cact::test::tool_model();
+  const auto tools = cact::chat::parse_tool_list(cact::test::expected_conversations()[0].tools_json, "tools");
+  cact::chat::ChatOptions windowed;
+  windowed.session.kv_window = 64;
+  ChatSession chat(m.int8, m.tok, windowed);
+  chat.set_system("You control a smart home.");
+  chat.set_tools(tools);
+  chat.ask("set a timer for 2 minutes", GenerateOptions{});
+  const cact::chat::ChatMarkers markers(m.tok);
+  const auto prefix = cact::chat::render_prefix(m.tok, markers, "You control a smart home.", tools.compact_json);
+  CHECK(chat.session().kv_span() == 64);
+  CHECK(chat.session().sinks() == prefix.size());
+  ChatSession open(m.int8, m.tok);  // no span: nothing to pin
+  open.set_tools(tools);
+  open.ask("set a timer for 2 minutes", GenerateOptions{});
+  CHECK(open.session().sinks() == 0);
+}
+
 TEST_CASE("chat: stop strings end the answer before the match") {
   const auto& m = cact::test::tool_model();
   ChatSession chat(m.int8, m.tok);
