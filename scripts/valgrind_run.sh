@@ -32,7 +32,7 @@ run "$build/apps/cact-run" "$model" --float --prompt "Copyright" --max-tokens 4 
 run "$build/apps/cact-inspect" --check "$model" >/dev/null
 # The chat path: the bundled tool model with its tools, one constrained answer and a tool-result turn.
 printf '%s\n' '{"query": "set a timer for 10 minutes"}' '{"tool_result": {"ok": true}}' |
-  run "$build/apps/cact-run" --jsonl --max-tokens 48 >"$scratch/out-chat.txt"
+  run "$build/apps/cact-run" --jsonl >"$scratch/out-chat.txt"
 for f in "$scratch"/out-*.txt; do printf '   %s: %s\n' "$(basename "$f")" "$(head -c 120 "$f" | tr '\n' ' ')"; done
 
 # A malformed archive: the tool must fail (exit 1) without a memcheck error
