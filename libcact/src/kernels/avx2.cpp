@@ -1,6 +1,7 @@
 // The AVX2 table ("avx2"): x86-64 with AVX2 + F16C (Haswell, Zen 1 and
 // later). Built with -mavx2 -mf16c; chosen by simd_select.cpp only after the
 // CPU check. Implementation: avx2_impl.h. Compiles to nothing elsewhere.
+#define CACT_X86_SHARED_DEFINITIONS  // the one home of x86_shared::masks_for
 #include "kernels/avx2_impl.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)

@@ -30,8 +30,26 @@
 #include "kernels/simd_common.h"
 
 namespace cact::kernels {
+
+// The activation permutation of each unpacker's layout as a pshufb program:
+// output register k (32 bytes) = OR over the 8 source chunks s (16 bytes, in
+// both lanes) of pshufb(chunk s, m[k][s]); a mask byte of -128 zeroes the
+// bytes that do not come from chunk s. About 70 instructions per group instead
+// of a 128-byte scalar gather. The one exception to the internal-linkage rule
+// above: built once, in avx2.cpp (AVX2 + F16C code, which every x86 table
+// requires), as the programs are the same for every table.
+namespace x86_shared {
+struct PermuteMasks {
+  alignas(32) int8_t m[4][8][32];
+};
+const PermuteMasks& masks_for(uint32_t index_bits);  // index_bits 1..4
+}  // namespace x86_shared
+
 namespace {
 namespace x86 {
+
+using x86_shared::masks_for;
+using x86_shared::PermuteMasks;
 
 // Which instruction computes the group dot.
 // kAvx512Vnni: cq_matmul runs the 512-bit tiles below.
@@ -426,15 +444,7 @@ GroupLayout layout_of() {
   });
 }
 
-// The activation permutation of a layout as a pshufb program: output register
-// k (32 bytes) = OR over the 8 source chunks s (16 bytes, in both lanes) of
-// pshufb(chunk s, mask[k][s]); a mask byte of -128 zeroes the bytes that do
-// not come from chunk s. About 70 instructions per group instead of a
-// 128-byte scalar gather.
-struct PermuteMasks {
-  alignas(32) int8_t m[4][8][32];
-};
-
+#if defined(CACT_X86_SHARED_DEFINITIONS)
 PermuteMasks masks_of(const GroupLayout& layout) {
   PermuteMasks pm{};
   for (int k = 0; k < 4; ++k) {
@@ -447,12 +457,7 @@ PermuteMasks masks_of(const GroupLayout& layout) {
   }
   return pm;
 }
-
-const PermuteMasks& masks_for(uint32_t index_bits) {
-  static const PermuteMasks masks[4] = {masks_of(layout_of<Unpack1>()), masks_of(layout_of<Unpack2>()),
-                                        masks_of(layout_of<Unpack3>()), masks_of(layout_of<Unpack4>())};
-  return masks[index_bits - 1];
-}
+#endif
 
 // Permute one group of activations into the unpacker's order (`dst`, 128
 // bytes); with `dst_abs` also store |a| there (the AVX2 dot's unsigned operand).
@@ -1220,6 +1225,16 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 
 }  // namespace x86
 }  // namespace
+
+#if defined(CACT_X86_SHARED_DEFINITIONS)
+const x86_shared::PermuteMasks& x86_shared::masks_for(uint32_t index_bits) {
+  static const PermuteMasks masks[4] = {
+      x86::masks_of(x86::layout_of<x86::Unpack1>()), x86::masks_of(x86::layout_of<x86::Unpack2>()),
+      x86::masks_of(x86::layout_of<x86::Unpack3>()), x86::masks_of(x86::layout_of<x86::Unpack4>())};
+  return masks[index_bits - 1];
+}
+#endif
+
 }  // namespace cact::kernels
 
 #endif  // x86-64 with AVX2 + F16C
