@@ -501,6 +501,7 @@ TEST_CASE("validate_call: every violation, with its path") {
       "ratio":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1},
       "level":{"enum":[1,2]},
       "mode":{"const":"fast"},
+      "point":{"const":{"x":1,"y":[1,{"z":2}]}},
       "nothing":{"type":"null"},
       "opts":{"type":"object","properties":{"deep":{"type":"boolean"}},"additionalProperties":false}}}}])",
                                         kOrigin);
@@ -551,6 +552,9 @@ TEST_CASE("validate_call: every violation, with its path") {
       {"tag", R"({"level":3})", Violation::not_in_enum, "arguments.level: 3 is not one of [1,2]"},
       {"tag", R"({"mode":"fast"})", Violation::ok, ""},
       {"tag", R"({"mode":"slow"})", Violation::not_in_enum, "arguments.mode: \"slow\" is not \"fast\""},
+      {"tag", R"({"point":{"y":[1.0,{"z":2}],"x":1}})", Violation::ok, ""},  // objects equal whatever their key order
+      {"tag", R"({"point":{"x":1,"y":[{"z":2},1]}})", Violation::not_in_enum, nullptr},  // arrays in order
+      {"tag", R"({"point":{"x":1}})", Violation::not_in_enum, nullptr},
       {"tag", R"({"nothing":null})", Violation::ok, ""},
       {"tag", R"({"nothing":0})", Violation::wrong_type, "arguments.nothing: expected null, got integer"},
       {"tag", R"({"opts":{"deep":true}})", Violation::ok, ""},
