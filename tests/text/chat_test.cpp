@@ -1,5 +1,6 @@
-// render_chat_prompt follows "The Needle chat format"; the rendered prompt
-// tokenises with each marker as one id, exactly as sentencepiece does.
+// A prompt in the Needle chat format written out as text tokenises with each
+// marker as one id, exactly as sentencepiece does (text the model wrote takes
+// this path; prompts themselves are built by the chat layer, tests/chat/).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,22 +13,11 @@
 
 using namespace cact;
 
-TEST_CASE("chat: without a system text the system turn is left out; tools are always there") {
-  CHECK(render_chat_prompt("", "", "hi") ==
-        "<|im_start|>user\n<tools></tools>\nhi<|im_end|>\n<|im_start|>assistant\n");
-  CHECK(render_chat_prompt("", "[{\"name\":\"ls\"}]", "list files") ==
-        "<|im_start|>user\n<tools>[{\"name\":\"ls\"}]</tools>\nlist files<|im_end|>\n<|im_start|>assistant\n");
-}
-
-TEST_CASE("chat: with a system text") {
-  CHECK(render_chat_prompt("You are terse.", "[]", "q") ==
-        "<|im_start|>system\nYou are terse.<|im_end|>\n"
-        "<|im_start|>user\n<tools>[]</tools>\nq<|im_end|>\n<|im_start|>assistant\n");
-}
-
-TEST_CASE("chat: the rendered prompt encodes with single marker ids, like sentencepiece") {
-  const std::string prompt = render_chat_prompt("Be brief.", "[{\"name\":\"get_time\",\"parameters\":{}}]",
-                                                "What time is it in Z\xC3\xBCrich?");
+TEST_CASE("chat markup: a prompt written as text encodes with single marker ids, like sentencepiece") {
+  const std::string prompt =
+      "<|im_start|>system\nBe brief.<|im_end|>\n"
+      "<|im_start|>user\n<tools>[{\"name\":\"get_time\",\"parameters\":{}}]</tools>\n"
+      "What time is it in Z\xC3\xBCrich?<|im_end|>\n<|im_start|>assistant\n";
   for (const auto& [tok, path] : {std::pair{&cact::test::shipped_tokenizer(), cact::test::tok_model_path()},
                                   std::pair{&cact::test::golden_tokenizer(), cact::test::golden_model_path()}}) {
     const auto ids = tok->encode(prompt);

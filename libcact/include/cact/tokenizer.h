@@ -75,8 +75,4 @@ class StreamDecoder {
   bool at_start_;
 };
 
-// The Needle chat format (TOKENIZER.md). Returns the text to encode (no bos).
-std::string render_chat_prompt(std::string_view system, std::string_view tools_json,
-                               std::string_view query);
-
 }  // namespace cact
