@@ -234,7 +234,7 @@ TEST_CASE("mHC lanes: double sums equal the direct formula bit for bit, float (f
     const uint32_t D = 37;  // a vector part and a scalar tail in every width
     const auto X0 = random_vector(rng, n * D), u = random_vector(rng, D), u_in = random_vector(rng, D);
     const auto P = random_vector(rng, n * n, 0.3f), hpre = random_vector(rng, n), hpost = random_vector(rng, n);
-    // The double formulation the engine had before it was vectorised.
+    // The direct double formulation, unvectorised.
     std::vector<float> want_u(D), want_X(n * D), want_cell(D);
     for (uint32_t d = 0; d < D; ++d) {
       double s = 0.0;

@@ -322,7 +322,7 @@ TEST_CASE("cq_matmul: one input against several matrices, then changed in place"
   // How the engine calls it (q/k/v/gate read one input, the three Φ another):
   // matrices of several widths in turn on the same activations, which then
   // change in place (one byte, one scale). Guards any per-call caching of the
-  // prepared input (a memo of it was tried: it must see both changes).
+  // prepared input (any memo of it must see both changes).
   std::mt19937 rng(99);
   const KernelTable& scalar = cact::kernels::scalar_kernels();
   for (const uint32_t in : {768u, 640u, 3072u}) {

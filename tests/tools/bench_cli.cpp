@@ -1,5 +1,5 @@
-// bench_engine's command line: usage and bad flags write nothing (it once took
-// "--help" for the archive path and wrote "--help" and "--help.l8.cact").
+// bench_engine's command line: usage and bad flags write nothing (e.g. no
+// "--help" taken for the archive path, no "--help" or "--help.l8.cact" written).
 #include <doctest/doctest.h>
 
 #include <filesystem>

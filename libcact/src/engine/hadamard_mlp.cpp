@@ -338,9 +338,8 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   }
   // cond[i] = 1 + Σ_r p_r cond_u[r][i], r in order, K vectors of L outputs at
   // a time: each output is a chain of 8 dependent fused multiply-adds, so K
-  // independent chains keep the FMA units busy (one vector at a time waited on
-  // its latency: per token and layer ~1780 -> ~1370 cycles with cond_u in
-  // cache, ~3790 -> ~3280 from memory; rdtsc around the stage in decode).
+  // independent chains keep the FMA units busy (one vector at a time would
+  // wait on each chain's latency).
   const uint16_t* cu = lw.cond_u;
   for (uint32_t c = 0; c < nb; ++c) {
     const float* p = logits[c];

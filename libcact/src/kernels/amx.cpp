@@ -29,11 +29,11 @@ constexpr uint32_t kRows = 16;        // matrix rows per weight tile (M)
 constexpr uint32_t kVecs = 16;        // activation vectors per result tile (N)
 // Fewer vectors run the avx512-vnni tiles: a call costs about what 16 vectors
 // cost (zero-padded), which the avx512-vnni tiles beat up to ~5 vectors
-// ([768, 768] CQ2: 4 vectors 20 against 17 us, 6 vectors 21 against 28 us).
+// (docs/KERNELS.md "AMX-INT8 tiles").
 constexpr uint32_t kMinVectors = 6;
 // A slice of fewer rows pads the 16-row weight tile with zeros; the
-// avx512-vbmi tiles do such slices for less (the probe heads' 4-row products
-// of a 16-token fold: ~15 900 -> ~6 300 cycles per token, rdtsc in decode).
+// avx512-vbmi tiles do such slices for less (e.g. the probe heads' 4-row
+// products).
 constexpr uint32_t kMinRows = 8;
 // One (vector block, group) of activations in the B-tile (VNNI) layout: two
 // tiles (columns [0, 64) and [64, 128) of the group), each 16 rows of 64 bytes:
@@ -240,7 +240,7 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
       _tile_loadd(3, cur + 64, kG);
       // Decode the next group into the other buffer now, after this group's
       // tile loads: tile loads wait for older stores to drain, so the stores
-      // get this group's dots to do that (+6-8 % for 32 vectors).
+      // drain while this group's dots run.
       if (g + 1 < groups) {
         int8_t* nxt = wbuf + ((g + 1) % 2) * kRows * kG;
         for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb + size_t(g + 1) * D::kBytes, t, nxt + m * kG);

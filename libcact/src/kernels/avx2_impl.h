@@ -215,9 +215,8 @@ __attribute__((always_inline)) inline void fwht_groups512(__m512 (&x)[N][8]) {
 
 // N groups at once (N = 1..3): the same operations per group, written side
 // by side so that their dependency chains (FWHT, absmax, the scalar division,
-// rounding) overlap; one group's chain alone left the ports idle for much of
-// its ~200 cycles. quantize_activations 1 x 768 / 1 x 3072: 0.40 / 1.61 ->
-// 0.24 / 0.98 us (two at a time: 0.27 / 1.05).
+// rounding) overlap; one group's chain alone leaves the ports idle for much
+// of its length.
 template <int N>
 void quantize_groups512(const float* const src[N], int8_t* const q[N], float* const scale_out[N]) {
   __m512 x[N][8];
@@ -283,9 +282,8 @@ void quantize_group512(const float* src, int8_t* q, float* scale_out) {
 // chunk i are the W-bit fields (LSB first) of one dword of the packed group,
 // so that dword in every lane, a per-lane variable shift and a mask give them
 // directly: the same indices as codec::unpack_indices, so the same bits.
-// (bench_kernels --decode: six [18432, 128] CQ2 rows, an engram site's,
-// 0.656 -> 0.345 us. For CQ4 the same with two dwords was slower than the
-// unpack, 0.221 -> 0.287 us for a [8192, 768] row, so 4 bits keep it.)
+// (For CQ4 the same with two dwords is slower than the unpack, so 4 bits
+// keep it.)
 template <uint32_t W>
 inline __m512i packed_index_chunk512(const uint8_t* packed, int i) {
   static_assert(W == 1 || W == 2);
@@ -662,9 +660,8 @@ __attribute__((always_inline)) inline const float* tile_norms(const MatmulCtx& c
 // group). Those rows are contiguous (R * row_bytes bytes); each group
 // prefetches its 1/groups share, R * kBytes bytes. Only inside the matrix,
 // and only in 1-vector tiles: with several vectors the rows are reused from
-// L1 by the other vector blocks and the prefetches only cost (-10 % prefill).
-// Streamed [32768, 768] CQ2 matvec: 424 -> 321 us (avx512-vnni); two or four
-// tiles ahead paid less.
+// L1 by the other vector blocks and the prefetches only cost. One tile ahead:
+// two or four ahead pay less.
 template <int R, class U>
 struct NextTilePrefetch {
   static constexpr size_t kChunk = size_t(R) * U::kBytes;
@@ -836,8 +833,8 @@ struct Lanes512 {
 };
 
 // Lane L = 4t + e of the result: sum of the 8 lanes of half t % 2 of a[4(t/2) + e].
-// (Always inlined: called out of line, its 8 inputs went through the stack;
-// GCC stopped inlining it once the tiles had more callers.)
+// (Always inlined: with many callers GCC may call it out of line, and its 8
+// inputs then go through the stack.)
 __attribute__((always_inline)) inline __m512i reduce16(const __m512i a[8]) {
   __m512i x[4], y[2];
   for (int i = 0; i < 4; ++i) {  // per 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3]
@@ -926,7 +923,7 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
 // The norms come straight from the FP16 norms (c.half), one dword gather per
 // pair of groups: dword r = the halves (norm[r][g], norm[r][g + 1]), adjacent
 // in the [row][group] layout. That replaces a float conversion pass and two
-// float gathers per pair (bench_kernels --decode, 768x768 in L2: about -5 %); the conversion is exact, so
+// float gathers per pair; the conversion is exact, so
 // the float math is unchanged. An odd last group gathers (g - 1, g), which
 // stays inside the norms (a matrix of one group loads its R norms instead).
 // The byte lookups of the paired tile, two ways (the same weights; `t` holds
@@ -1063,7 +1060,7 @@ struct Tiles512 {
 // The lookup tables derived from a code table (tables_for, and with 512-bit
 // registers the vpermb tables of CQ2), remembered per thread and width: a
 // decode step runs ~170 products over the same few code tables, and deriving
-// them on every call cost ~1 % of the step (byte loops). Trivial type:
+// them on every call (byte loops) is not free. Trivial type:
 // zero-initialised thread-local storage, no guard.
 struct DerivedTables {
   bool valid;

@@ -203,8 +203,8 @@ inline void quantize_activations_by_group(const float* x, uint32_t in, uint32_t 
 // `template <int R, int V> void tile(uint32_t row, uint32_t v0) const`, which
 // computes R rows for V vectors. Rows go in tiles of R, leftovers in one tile
 // of 8 and one of 4 rows (when R > 8: the 512-bit 1-vector tiles, whose
-// per-group reduction costs the same for 2 rows as for 16; the 4-row Phi
-// slices of needle3 ran as 2 x 2 rows), then tiles of 2 rows (when R > 2),
+// per-group reduction costs the same for 2 rows as for 16, e.g. the 4-row Phi
+// slices of needle3 would otherwise run as 2 x 2 rows), then tiles of 2 rows (when R > 2),
 // then one at a time.
 template <int R, int V, class Tiles>
 inline void tile_rows(const Tiles& t, uint32_t row_begin, uint32_t row_end, uint32_t v0) {
