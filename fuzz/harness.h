@@ -21,10 +21,12 @@
 #include <string_view>
 #include <vector>
 
+#include "cact/chat.h"
 #include "cact/codec.h"
 #include "cact/engine.h"
 #include "cact/error.h"
 #include "cact/geometry_json.h"
+#include "cact/json_input.h"
 #include "cact/model.h"
 #include "cact/safetensors.h"
 #include "cact/slice.h"
@@ -447,6 +449,66 @@ inline void cli_text(std::span<const uint8_t> bytes) {
       map.check_keys(Canon::make(decode_header(layout_base()), {}, false));
     } catch (const Error&) {
     }
+  } catch (const Error&) {
+  }
+  // As a --set value: one header field set, or an Error.
+  try {
+    Header h = decode_header(layout_base());
+    set_header_field(h, text);
+  } catch (const Error&) {
+  }
+}
+
+// --- json_input: the one JSON reader every JSON input goes through ----------
+// Parse or Error (never another exception, never a deep recursion); a parsed
+// value printed compactly parses again to the same value.
+inline void json_input(std::span<const uint8_t> bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  constexpr size_t kLimit = size_t(1) << 20;
+  try {
+    const Json value = parse_json_limited(text, "fuzz", kLimit);
+    const std::string again = compact(value);
+    cact_fuzz_require(parse_json_limited(again, "again", again.size()) == value);
+  } catch (const Error&) {
+  }
+}
+
+// --- tool_list: --tools FILE, --tools-json, a request's "tools" -------------
+// A list or an Error; an accepted list's compact form is accepted again with
+// the same tools.
+inline void tool_list(std::span<const uint8_t> bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  try {
+    const chat::ToolList list = chat::parse_tool_list(text, "fuzz");
+    const chat::ToolList again = chat::parse_tool_list(list.compact_json, "again");
+    cact_fuzz_require(again.tools.size() == list.tools.size());
+    for (size_t i = 0; i < list.tools.size(); ++i) cact_fuzz_require(again.tools[i].name == list.tools[i].name);
+  } catch (const Error&) {
+  }
+}
+
+// --- chat_request: the library's part of a cact-run --jsonl request line ---
+// The line through the shared reader, then the fields the library checks (a
+// "tools" list, a "tool_choice"): each accepted or an Error.
+inline void chat_request(std::span<const uint8_t> bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  try {
+    const Json req = parse_json_limited(text, "request", size_t(16) << 20);
+    if (!req.is_object()) return;
+    if (const auto tools = req.find("tools"); tools != req.end()) (void)chat::parse_tool_list(tools->dump(), "\"tools\"");
+    if (const auto choice = req.find("tool_choice"); choice != req.end() && choice->is_string()) {
+      (void)chat::parse_tool_choice(choice->get<std::string>());
+    }
+  } catch (const Error&) {
+  }
+}
+
+// --- transcript: a saved conversation (--load, /load) ------------------------
+inline void transcript(std::span<const uint8_t> bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  try {
+    const chat::Transcript t = chat::parse_transcript(text, "fuzz");
+    cact_fuzz_require(t.tools.tools.empty() || !t.tools.compact_json.empty());
   } catch (const Error&) {
   }
 }

@@ -18,7 +18,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CACT_FUZZ_BUILD:-$root/build-fuzz}"
 jobs="${CACT_FUZZ_JOBS:-2}"
 rss="${CACT_FUZZ_RSS_MB:-2048}"
-all_targets=(archive archive_layout tokenizer_blob tokenizer_encode spm_import safetensors geometry_json slice engine synth cli_text)
+all_targets=(archive archive_layout tokenizer_blob tokenizer_encode spm_import safetensors geometry_json slice engine synth cli_text
+             json_input tool_list chat_request transcript)
 
 configure() {
   if ! command -v clang++ >/dev/null; then
@@ -75,6 +76,7 @@ for t in "${targets[@]}"; do
     slice) seeds="$root/fuzz/corpus/archive" ;;  # same inputs as the archive target
     synth) seeds="$root/fuzz/corpus/geometry_json"; extra+=(-max_len=4096) ;;
     cli_text) extra+=(-max_len=256) ;;
+    json_input|tool_list|chat_request|transcript) extra+=(-max_len=16384) ;;
   esac
   log="$build/fuzz-$t.log"
   echo "== fuzz_$t for ${seconds}s"

@@ -2,7 +2,6 @@
 // tokenizer -> a .cact archive (docs/INTERCHANGE.md).
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -10,9 +9,13 @@
 #include "cact/error.h"
 #include "cact/format.h"
 #include "cact/geometry_json.h"
+#include "cact/mapped_file.h"
 #include "cact/spm_import.h"
 #include "commands.h"
+#include "common/error_policy.h"
+#include "common/output.h"
 #include "common/progress.h"
+#include "common/std_paths.h"
 
 namespace cact::build {
 
@@ -24,23 +27,34 @@ struct CheckpointArgs {
   bool progress = false, report = false, json = false;
 };
 
-// An archive (by its tag) or else a SentencePiece model.
+// An archive (by its tag) or else a SentencePiece model. Mapped, not opened as
+// a stream: a FIFO or a device is refused before anything is read.
 TokenizerBlob load_tokenizer(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot open the tokenizer");
+  const MappedFile file(path);
   uint32_t tag = 0;
-  in.read(reinterpret_cast<char*>(&tag), 4);
-  if (in.gcount() == 4 && (tag == kTagNeedle3 || tag == kTagNeedle2)) return tokenizer_from_archive(path);
+  if (file.size() >= 4) std::memcpy(&tag, file.bytes().data(), 4);
+  if (tag == kTagNeedle3 || tag == kTagNeedle2) return tokenizer_from_archive(path);
   return tokenizer_from_model(import_sentencepiece(path), path);
 }
 
-// "--bits checkpoint[,more]": the checkpoint's own map (cact.bits), then overrides.
+// docs/WIDTHS.md "--bits": the widths the checkpoint records (cact.bits, as
+// cact-quant dequantize writes them), else the shipped default, with MAP's
+// keys over them. "--bits checkpoint[,MAP]" insists on the recorded widths.
 WidthMap resolve_widths(const std::string& bits, const safetensors::File& ckpt, std::string& source) {
+  const bool recorded = ckpt.metadata().contains(kBitsMetadataKey);
+  if (bits.empty() && recorded) {
+    source = "the checkpoint's " + ckpt.metadata().at(kBitsMetadataKey);
+    return widths_from_checkpoint(ckpt);
+  }
   if (bits.empty()) {
     source = std::string("the shipped default ") + WidthMap::kShipped;
     return WidthMap();
   }
   const std::string keyword = "checkpoint";
+  if (recorded && !bits.starts_with(keyword)) {
+    source = "the checkpoint's " + ckpt.metadata().at(kBitsMetadataKey) + " with " + bits;
+    return widths_from_checkpoint(ckpt).with(bits);
+  }
   if (bits == keyword || bits.starts_with(keyword + ",")) {
     const WidthMap base = widths_from_checkpoint(ckpt);
     const std::string rest = bits.size() > keyword.size() ? bits.substr(keyword.size() + 1) : "";
@@ -67,15 +81,19 @@ std::function<int()> add_checkpoint_command(CLI::App& app) {
   sub->add_option("out", args->out, "output .cact path")->required();
   sub->add_option("--tokenizer", args->tokenizer, "a SentencePiece .model, or another .cact whose tokenizer is copied")->required();
   sub->add_option("--bits", args->bits,
-                  std::string("CQ width map over the shipped default ") + WidthMap::kShipped +
-                      "; 'checkpoint' = the map an exported checkpoint carries (then ',key=w' overrides)");
+                  std::string("CQ widths to change (docs/WIDTHS.md): over the widths the checkpoint records, else the shipped default ") +
+                      WidthMap::kShipped + "; 'checkpoint[,MAP]' requires recorded widths");
   sub->add_option("--threads", args->threads, "quantisation threads (0 = all cores)")->capture_default_str();
   sub->add_flag("--progress", args->progress, "progress on stderr even when it is not a terminal");
   sub->add_flag("--report", args->report, "print the per-tensor error against the checkpoint (stdout)");
   sub->add_flag("--json", args->json, "with --report: JSON instead of a table");
   return [sub, args]() -> int {
     if (!sub->parsed()) return -1;
-    if (args->json && !args->report) fail("--json needs --report");
+    if (args->json && !args->report) app::usage_error("--json needs --report");
+    app::refuse_stdout(args->out, "OUT");
+    app::refuse_stdin(args->checkpoint, "CHECKPOINT");
+    app::refuse_stdin(args->geometry, "GEOMETRY");
+    app::refuse_stdin(args->tokenizer, "--tokenizer");
     const auto ckpt = safetensors::File::open(args->checkpoint);
     const Header geometry = read_geometry_file(args->geometry);
     const TokenizerBlob tokenizer = load_tokenizer(args->tokenizer);
@@ -95,8 +113,9 @@ std::function<int()> add_checkpoint_command(CLI::App& app) {
       Report report = r.report;
       report.title = args->out + " vs " + args->checkpoint;
       const std::string text = args->json ? format_report_json(report) : format_report_text(report);
-      std::fputs(text.c_str(), stdout);
+      app::write_out(text);
     }
+    if (app::quiet()) return 0;
     const Header& h = r.header;
     std::string heads = "none";
     if (!r.heads.empty()) {
@@ -104,8 +123,8 @@ std::function<int()> add_checkpoint_command(CLI::App& app) {
       for (const auto& k : r.heads) heads += (heads.empty() ? "" : ", ") + k;
       heads += r.heads_from_manifest ? " (from heads.manifest)" : " (from the tensor names)";
     }
-    std::fprintf(stderr, "wrote %s: %zu tensors (%s), %llu bytes\n", args->out.c_str(), r.canon->size(), kinds_text(r.kinds).c_str(),
-                 (unsigned long long)r.file_bytes);
+    app::wrote(args->out, std::to_string(r.canon->size()) + " tensors (" + kinds_text(r.kinds) + "), " + std::to_string(r.file_bytes) +
+                              " bytes");
     std::fprintf(stderr, "  geometry:  %u layers, d_model %u, vocab %u; heads: %s%s\n", h.num_layers, h.d_model, h.vocab, heads.c_str(),
                  r.canon->block_untied() ? "; block-untied Hadamard factors" : "");
     std::fprintf(stderr, "  widths:    %s\n", widths_source.c_str());

@@ -2,14 +2,14 @@
 // optional overrides of any header field, widths and tokenizer.
 #include <fmt/core.h>
 
-#include <cstring>
-#include <stdexcept>
 
 #include "cact/atomic_file.h"
 #include "cact/error.h"
 #include "cact/model.h"
 #include "cact/synth.h"
 #include "commands.h"
+#include "common/output.h"
+#include "common/std_paths.h"
 
 namespace cact::build {
 
@@ -24,35 +24,13 @@ struct SynthArgs {
   bool no_heads = false;
 };
 
-// "--set num_layers=8": any header field by its FORMAT.md name.
+// "--set num_layers=8": any header field by its docs/spec/FORMAT.md name.
 void apply_set(Header& h, const std::string& assignment) {
-  const size_t eq = assignment.find('=');
-  if (eq == std::string::npos) fail("--set '" + assignment + "': expected field=value");
-  const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-  for (size_t i = 0; i < kHeaderFields; ++i) {
-    if (key != header_field_name(i)) continue;
-    if (i == 0 || i == 1 || i == 2) fail("--set " + key + ": this field is computed by the writer");
-    uint8_t raw[kHeaderBytes];
-    encode_header(h, raw);
-    try {
-      size_t used = 0;
-      if (i == kHeaderFields - 1) {
-        const float f = std::stof(value, &used);
-        std::memcpy(raw + 4 * i, &f, 4);
-      } else {
-        const unsigned long v = std::stoul(value, &used, 0);
-        if (v > 0xFFFFFFFFul) throw std::out_of_range(value);
-        const uint32_t u = uint32_t(v);
-        std::memcpy(raw + 4 * i, &u, 4);
-      }
-      if (used != value.size()) throw std::invalid_argument(value);
-    } catch (const std::logic_error&) {
-      fail("--set " + key + ": '" + value + "' is not a number");
-    }
-    h = decode_header({raw, kHeaderBytes});
-    return;
+  try {
+    set_header_field(h, assignment);
+  } catch (const Error& e) {
+    fail(std::string("--set ") + e.what());
   }
-  fail("--set: '" + key + "' is not a header field (see FORMAT.md)");
 }
 }  // namespace
 
@@ -70,6 +48,7 @@ std::function<int()> add_synth_command(CLI::App& app) {
   sub->add_flag("--no-heads", args->no_heads, "drop the preset's probe heads");
   return [sub, args]() -> int {
     if (!sub->parsed()) return -1;
+    app::refuse_stdout(args->out, "OUT");
     SynthSpec spec = synth_preset(args->preset);
     spec.seed = args->seed;
     for (const auto& s : args->sets) apply_set(spec.geometry, s);
@@ -83,7 +62,7 @@ std::function<int()> add_synth_command(CLI::App& app) {
     }
     write_synth_archive(args->out, spec);
     const Model written = Model::open(args->out);
-    fmt::print(stderr, "wrote {}: {} tensors, {} bytes\n", args->out, written.records().size(), written.bytes().size());
+    app::wrote(args->out, fmt::format("{} tensors, {} bytes", written.records().size(), written.bytes().size()));
     return 0;
   };
 }

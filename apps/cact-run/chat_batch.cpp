@@ -2,6 +2,8 @@
 // of one conversation; each answer as streamed text or one JSON envelope.
 #include <iostream>
 
+#include "cact/error.h"
+#include "common/input.h"
 #include "common/output.h"
 #include "interrupt.h"
 #include "run.h"
@@ -22,6 +24,7 @@ bool answer_turn(chat::ChatSession& chat, const Options& o, std::string_view que
   }
   app::write_out(o.json ? answer_line(a) : std::string("\n"));
   app::check_out();
+  warn_nonfinite_logits(chat.session());
   report_answer(o, a, chat.context());
   return !interrupted();
 }
@@ -37,7 +40,9 @@ int run_chat_once(const Runtime& rt, const Options& o) {
 int run_chat_lines(const Runtime& rt, const Options& o) {
   chat::ChatSession chat = open_chat(rt, o);
   std::string line;
-  while (std::getline(std::cin, line)) {
+  bool too_long = false;
+  while (app::read_line(std::cin, line, app::kMaxInputBytes, too_long)) {
+    if (too_long) fail("stdin: a line of more than " + std::to_string(app::kMaxInputBytes) + " bytes, the limit");
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     if (!answer_turn(chat, o, line)) return 130;

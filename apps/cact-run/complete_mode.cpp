@@ -23,6 +23,7 @@ int run_complete(const Runtime& rt, const Options& o) {
     app::write_out("\n");
   }
   app::check_out();
+  warn_nonfinite_logits(session);
   report_completion(o, c, session.context());
   return interrupted() ? 130 : 0;
 }

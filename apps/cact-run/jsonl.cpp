@@ -5,6 +5,7 @@
 
 #include "cact/error.h"
 #include "cact/json_input.h"
+#include "common/input.h"
 #include "common/output.h"
 #include "common/suggest.h"
 #include "interrupt.h"
@@ -96,11 +97,13 @@ int run_jsonl(const Runtime& rt, const Options& o) {
   JsonlChat chat(rt, o);
   bool failed = false;
   std::string line;
-  for (uint64_t n = 1; std::getline(std::cin, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  bool too_long = false;
+  for (uint64_t n = 1; app::read_line(std::cin, line, kMaxRequestBytes, too_long); ++n) {
+    if (!too_long && line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string out;
     try {
-      out = chat.handle(chat::parse_json_limited(line, "request", kMaxRequestBytes));
+      if (too_long) fail("request: more than " + std::to_string(kMaxRequestBytes) + " bytes on one line, the limit");
+      out = chat.handle(parse_json_limited(line, "request", kMaxRequestBytes));
     } catch (const std::exception& e) {  // cact::Error, nlohmann's parse and type errors
       failed = true;
       out = Json{{"error", e.what()}, {"line", n}}.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -68,6 +68,7 @@ void Repl::answer(const std::function<chat::Answer(const chat::OnPiece&)>& ask) 
   app::write_out(view.finish(a->stop == chat::StopReason::cancelled && ::isatty(STDOUT_FILENO) == 1));
   app::write_out(call_lines(*a, color_));
   app::check_out();
+  warn_nonfinite_logits(chat_.session());
   report_answer(o_, *a, chat_.context());
   last_ = std::move(a);
 }

@@ -103,6 +103,14 @@ void report_answer(const Options& o, const chat::Answer& a, uint32_t context) {
   }
 }
 
+void warn_nonfinite_logits(const Session& session) {
+  static bool warned = false;  // once per process: every later answer would repeat it
+  if (warned || !session.nonfinite_logits()) return;
+  warned = true;
+  app::note(kTool, "warning: the model's logits are not finite (NaN or inf; cact-inspect --check names the tensors): "
+                   "the output is meaningless");
+}
+
 void report_completion(const Options& o, const Completion& c, uint32_t context) {
   if (!o.quiet && c.stop == chat::StopReason::context) {
     app::note(kTool, "stopped: the context of " + std::to_string(context) + " positions is full");

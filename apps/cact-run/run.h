@@ -124,10 +124,13 @@ std::string answer_line(const chat::Answer& a);
 // After an answer: the context notices (unless --quiet), then --stats lines.
 void report_answer(const Options& o, const chat::Answer& a, uint32_t context);
 void report_completion(const Options& o, const Completion& c, uint32_t context);
+// Once per process, on stderr: the session's logits held NaN or inf.
+void warn_nonfinite_logits(const Session& session);
 
 // Top-10 logits of every prompt position and `steps` greedy ones, float and
-// int8 (scalar kernels), as golden/logits JSON.
-void dump_golden(const Model& model, const std::string& archive_name, const std::string& prompt, uint32_t steps,
-                 const std::filesystem::path& out);
+// int8 (scalar kernels), as golden/logits JSON. `out` must not be the archive
+// read from `archive_path`.
+void dump_golden(const Model& model, const std::filesystem::path& archive_path, const std::string& archive_name,
+                 const std::string& prompt, uint32_t steps, const std::filesystem::path& out);
 
 }  // namespace cact::run

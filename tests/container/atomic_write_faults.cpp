@@ -14,6 +14,7 @@
 #include <string>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -150,11 +151,56 @@ TEST_CASE("atomic write: unwritable places fail with one message and leave nothi
   // Missing directory: no temporary can be made beside the target.
   CHECK_THROWS_WITH_AS(write_tiny(dir / "missing" / "out.cact"),
                        doctest::Contains("cannot create a temporary file beside it"), Error);
-  // The target is a directory: the rename fails, the temporary is removed.
+  // The target is a directory, a FIFO, a symlink to a FIFO: refused before
+  // anything is made (a rename would replace the entry itself).
   fs::create_directory(dir / "adir");
-  CHECK_THROWS_WITH_AS(write_tiny(dir / "adir"), doctest::Contains("cannot rename the finished file into place"), Error);
+  const std::string refusal = (dir / "adir").string() + ": is a directory, not a regular file; refusing to replace it";
+  CHECK_THROWS_WITH_AS(write_tiny(dir / "adir"), refusal.c_str(), Error);
   CHECK(fs::is_directory(dir / "adir"));
-  CHECK(others(dir, {"adir"}).empty());
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0644) == 0);
+  fs::create_symlink(dir / "fifo", dir / "to-fifo");
+  CHECK_THROWS_WITH_AS(write_tiny(dir / "fifo"), doctest::Contains("is a FIFO, not a regular file"), Error);
+  CHECK_THROWS_WITH_AS(write_tiny(dir / "to-fifo"), doctest::Contains("is a FIFO, not a regular file"), Error);
+  CHECK(fs::is_fifo(dir / "fifo"));
+  CHECK(fs::is_symlink(dir / "to-fifo"));
+  CHECK(others(dir, {"adir", "fifo", "to-fifo"}).empty());
+}
+
+TEST_CASE("atomic write: a target name of NAME_MAX bytes works (the temporary's name is shortened)") {
+  const fs::path dir = cact::test::scratch_dir("atomic-name-max");
+  const fs::path out = dir / std::string(255, 'n');
+  write_tiny(out);
+  CHECK(read_bytes(out) == tiny());
+  CHECK(others(dir, {out.filename().string()}).empty());
+}
+
+TEST_CASE("atomic write: commit_all renames nothing until every file is finished") {
+  const fs::path dir = cact::test::scratch_dir("atomic-commit-all");
+  const uint8_t bytes[] = {1, 2, 3};
+  {
+    AtomicFile a(dir / "a"), b(dir / "b");
+    a.write(bytes);
+    b.write(bytes);
+    AtomicFile* both[] = {&a, &b};
+    AtomicFile::commit_all(both);
+  }
+  CHECK(fs::file_size(dir / "a") == 3);
+  CHECK(fs::file_size(dir / "b") == 3);
+  CHECK(others(dir, {"a", "b"}).empty());
+}
+
+TEST_CASE("atomic write: remove_pending_temporaries removes the temporaries of open writers only") {
+  const fs::path dir = cact::test::scratch_dir("atomic-pending");
+  const uint8_t bytes[] = {1, 2, 3};
+  AtomicFile done(dir / "done");
+  done.write(bytes);
+  done.commit();
+  AtomicFile open(dir / "open");
+  open.write(bytes);
+  CHECK(others(dir, {"done"}).size() == 1);  // open's temporary
+  cact::remove_pending_temporaries();
+  CHECK(others(dir, {"done"}).empty());
+  CHECK(fs::file_size(dir / "done") == 3);
 }
 
 TEST_CASE("atomic write: an AtomicFile abandoned by an exception removes its temporary") {

@@ -74,3 +74,7 @@ TEST_CASE("fuzz harness: round trip of the golden tokenizer on hand-picked text"
     CHECK_NOTHROW(cact::fuzz::tokenizer_encode({reinterpret_cast<const uint8_t*>(s.data()), s.size()}));
   }
 }
+
+TEST_CASE("fuzz regressions: json_input") {
+  CHECK(replay("json_input", cact::fuzz::json_input) >= 1);
+}

@@ -60,11 +60,11 @@ TEST_CASE("malformed: Model::open prefixes the path and reads a file") {
   write_bytes(path, b);
   CHECK_THROWS_WITH_AS(Model::open(path), (path.string() + ": header: kv_bits 5 must be 8, 2, 3 or 4").c_str(), Error);
   CHECK_THROWS_AS(Model::open(dir / "missing.cact"), Error);
-  CHECK_THROWS_WITH_AS(Model::open(dir), (dir.string() + ": not a regular file").c_str(), Error);
+  CHECK_THROWS_WITH_AS(Model::open(dir), (dir.string() + ": not a regular file (a directory)").c_str(), Error);
   // A FIFO is refused at once instead of blocking until a writer opens it.
   const auto fifo = dir / "fifo.cact";
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
-  CHECK_THROWS_WITH_AS(Model::open(fifo), (fifo.string() + ": not a regular file").c_str(), Error);
+  CHECK_THROWS_WITH_AS(Model::open(fifo), (fifo.string() + ": not a regular file (a FIFO)").c_str(), Error);
   write_bytes(path, {});
   CHECK_THROWS_WITH_AS(Model::open(path), (path.string() + ": file: 0 bytes, shorter than the 196-byte header").c_str(), Error);
 }

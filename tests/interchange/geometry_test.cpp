@@ -67,7 +67,7 @@ TEST_CASE("geometry: unknown, writer-owned, mask-form and duplicate keys are ref
   CHECK(error_of([&] { geometry_from_json(replace(good, "{\n", "{\n  \"num_engram_sites\": 1,\n"), "g.json"); }) ==
         "g.json: key \"num_engram_sites\" is implied by the length of \"engram_sites\"");
   CHECK(error_of([&] { geometry_from_json(replace(good, "{\n", "{\n  \"vocab\": 5,\n"), "g.json"); }) ==
-        "g.json: key \"vocab\" appears more than once");
+        "g.json: key \"vocab\" appears more than once in one object");
 }
 
 TEST_CASE("geometry: missing keys are named") {
@@ -101,5 +101,5 @@ TEST_CASE("geometry: files") {
   const Header h = cact::test::tiny_geometry();
   write_geometry_file(dir / "g.json", h);
   CHECK(same_geometry(read_geometry_file(dir / "g.json"), h));
-  CHECK(error_of([&] { read_geometry_file(dir / "none.json"); }) == (dir / "none.json").string() + ": cannot open");
+  CHECK(error_of([&] { read_geometry_file(dir / "none.json"); }) == (dir / "none.json").string() + ": cannot open: No such file or directory");
 }

@@ -105,7 +105,7 @@ TEST_CASE("safetensors: header length 0, absurd, or not JSON") {
 TEST_CASE("safetensors: duplicate names are refused, not silently merged") {
   const std::string json =
       R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
-  CHECK(parse_error(raw_file(json, 8)) == "x.safetensors: header: key \"w\" appears more than once");
+  CHECK(parse_error(raw_file(json, 8)) == "x.safetensors: header: key \"w\" appears more than once in one object");
 }
 
 TEST_CASE("safetensors: entry fields") {

@@ -237,5 +237,5 @@ TEST_CASE("import: refusals name the file and the field") {
     CHECK(import_error("\xFF") == "spm import tiny: truncated varint at byte 1");
   }
   CHECK_THROWS_WITH_AS(import_sentencepiece("/nonexistent/x.model"),
-                       "spm import /nonexistent/x.model: cannot open the file", cact::Error);
+                       "spm import /nonexistent/x.model: cannot open: No such file or directory", cact::Error);
 }

@@ -106,6 +106,9 @@ class Session {
   std::span<const float> step(int32_t token);
   // Logits of the last fed token (empty before the first).
   std::span<const float> logits() const;
+  // True once the logits after some feed held a NaN or an infinity (an archive
+  // whose values overflow): what was generated from them is meaningless.
+  bool nonfinite_logits() const;
 
   uint32_t position() const;   // tokens fed so far
   uint32_t context() const;    // positions this session can hold

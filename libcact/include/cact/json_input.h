@@ -1,15 +1,21 @@
 #pragma once
-// The one way the chat layer parses JSON that comes from outside (tool lists,
-// model answers, requests, transcripts): bounded in size and depth, no NUL
-// bytes, no duplicate keys, keys kept in the order written.
+// The one JSON reader of libcact and the tools: every JSON text that comes from
+// outside (safetensors headers, geometry files, tool lists, requests,
+// transcripts, model answers) is parsed here, bounded in size and depth, with
+// no NUL bytes and no duplicate keys, keys kept in the order written.
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
-namespace cact::chat {
+namespace cact {
 
 using Json = nlohmann::ordered_json;
+
+// Arrays and objects nest at most this deep in any JSON input (no format the
+// tools read needs more than a handful of levels).
+inline constexpr uint32_t kMaxJsonDepth = 64;
 
 // Parses `text` as one JSON value. Throws cact::Error whose message starts with
 // `origin` when the text is longer than `max_bytes`, holds a NUL byte (nlohmann
@@ -24,4 +30,16 @@ std::string compact(const Json& value);
 // escaped, so a message stays one line whatever the text holds.
 std::string json_quoted(std::string_view text);
 
-}  // namespace cact::chat
+// What `value` is, for messages ("a negative integer", "string", ...).
+const char* json_type(const Json& value);
+
+// The chat layer's names for the shared reader (its API predates the move).
+namespace chat {
+using cact::compact;
+using cact::kMaxJsonDepth;
+using cact::Json;
+using cact::json_quoted;
+using cact::parse_json_limited;
+}  // namespace chat
+
+}  // namespace cact

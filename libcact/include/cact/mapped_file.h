@@ -1,12 +1,17 @@
 #pragma once
-// A read-only memory map of a whole file (or an empty map for an empty file).
-// A file of 2 MiB or more is mapped at a 2 MiB-aligned address.
+// Reading input files: a read-only memory map of a whole file (archives,
+// checkpoints), or the bytes of a small one (JSON, tokenizer models). Both
+// refuse anything but a regular file before reading a byte: a FIFO would block
+// or stream, a device such as /dev/zero never ends.
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 
 namespace cact {
 
+// A map of the whole file (or an empty map for an empty file). A file of
+// 2 MiB or more is mapped at a 2 MiB-aligned address.
 class MappedFile {
  public:
   MappedFile() = default;
@@ -24,8 +29,21 @@ class MappedFile {
   size_t size() const { return size_; }
 
  private:
+  void release() noexcept;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  int slot_ = -1;  // entry in the table mapped_path_at() searches, -1 = none
 };
+
+// The path of the live MappedFile whose bytes contain `address`, or nullptr.
+// Async-signal-safe: a SIGBUS handler uses it to tell "the file was truncated
+// by another process while mapped" from any other bus error.
+const char* mapped_path_at(const void* address) noexcept;
+
+// The whole of a regular file of at most `max_bytes`. Throws cact::Error
+// "LABEL: ..." (LABEL: `label`, or else the path) when it cannot be opened, is
+// not a regular file (naming what it is), is larger than `max_bytes` (checked
+// before reading) or cannot be read.
+std::string read_regular_file(const std::filesystem::path& path, size_t max_bytes, const std::string& label = {});
 
 }  // namespace cact

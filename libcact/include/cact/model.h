@@ -22,6 +22,12 @@ struct TokenizerModel;
 // checks would read bytes an earlier failure made untrustworthy.
 std::vector<std::string> check_archive(std::span<const uint8_t> file);
 
+class Model;
+// NaN and infinite values of a checked model (FP16/FP32 tensors, CQ norms),
+// one line per tensor naming the count and the first (empty = all finite).
+// Not part of check_archive: it reads every value blob (cact-inspect --check).
+std::vector<std::string> check_values(const Model& model);
+
 class Model {
  public:
   // Map and check a file; throws cact::Error with the first problem, prefixed by

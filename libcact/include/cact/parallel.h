@@ -13,6 +13,7 @@ unsigned resolve_threads(unsigned requested);
 // Runs body(begin, end) over contiguous chunks of [0, count) on up to
 // `threads` threads (the calling thread is one of them; at least 4 items per
 // thread). Exceptions are rethrown in the caller (the first one, by chunk order).
+// When a thread cannot be created, its chunks run on the calling thread.
 void parallel_for(size_t count, unsigned threads, const std::function<void(size_t begin, size_t end)>& body);
 
 }  // namespace cact

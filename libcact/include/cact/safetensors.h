@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cact/atomic_file.h"
+
 namespace cact {
 class MappedFile;
 }
@@ -94,6 +96,10 @@ void write(const std::filesystem::path& path, std::span<const TensorSpec> tensor
            const std::map<std::string, std::string>& metadata,
            const std::function<void(size_t index, std::vector<uint8_t>& bytes)>& produce,
            std::span<const std::filesystem::path> inputs = {});
+// The same bytes into an open AtomicFile, not committed: a multi-file output
+// commits every file together (AtomicFile::commit_all).
+void write_to(AtomicFile& file, std::span<const TensorSpec> tensors, const std::map<std::string, std::string>& metadata,
+              const std::function<void(size_t index, std::vector<uint8_t>& bytes)>& produce);
 
 // In-memory variant for tests: the whole file.
 struct OwnedTensor {

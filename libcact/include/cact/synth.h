@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cact/canon.h"
@@ -30,6 +31,12 @@ struct SynthSpec {
 // "micro-notaps", "micro-heads", "micro-mixed" (CQ1/CQ3/ternary, untied factors).
 SynthSpec synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();
+
+// One header field from "field=value" (cact-build synth --set), by its
+// FORMAT.md name: a decimal integer 0..2^32-1 ("010" is ten), rope_theta a
+// float. Throws cact::Error "field: ..." (not a field, computed by the writer,
+// not a number, out of range). The geometry's own checks come later.
+void set_header_field(Header& h, std::string_view assignment);
 
 // A synthetic tokenizer with `pieces` pieces (>= 270): specials 0-3, the ten
 // chat markers, 256 byte pieces, then "▁", letters and frequent English pairs.

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cact/json_input.h"
+
 namespace cact::chat {
 
 enum class JsonType : uint8_t { string, integer, number, boolean, null, array, object };
@@ -60,7 +62,6 @@ struct ToolList {
 // (e.g. "--tools tools.json") and names the tool and the field at fault:
 // not a list, duplicate names, a `required` key that is not a property, an
 // unsupported keyword, a NUL byte, nesting deeper than kMaxJsonDepth.
-constexpr uint32_t kMaxJsonDepth = 64;
 ToolList parse_tool_list(std::string_view json_text, std::string_view origin);
 
 // What is wrong with one call, or ok.

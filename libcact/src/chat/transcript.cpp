@@ -37,7 +37,8 @@ std::string ChatSession::transcript_json() const {
 Transcript parse_transcript(std::string_view json_text, std::string_view origin) {
   const Json j = parse_json_limited(json_text, origin, kMaxTranscriptBytes);
   const std::string where(origin);
-  if (!j.is_object() || j.value("schema", "") != kSchema) {
+  // (value("schema", "") would throw nlohmann's type_error on a non-string.)
+  if (!j.is_object() || !j.contains("schema") || j["schema"] != kSchema) {
     fail(where + ": not a transcript (expected an object with \"schema\": \"" + kSchema + "\")");
   }
   Transcript t;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -35,8 +36,15 @@ void parallel_for(size_t count, unsigned threads, const std::function<void(size_
   };
   std::vector<std::thread> pool;
   pool.reserve(workers - 1);
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(run, w);
+  size_t started = 1;
+  try {
+    for (; started < workers; ++started) pool.emplace_back(run, started);
+  } catch (const std::system_error&) {
+    // No more threads (a process limit, no memory for a stack): the chunks
+    // not started run here; the result is the same, only slower.
+  }
   run(0);
+  for (size_t w = started; w < workers; ++w) run(w);
   for (auto& t : pool) t.join();
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);

@@ -1,5 +1,7 @@
 #include "engine/pool.h"
 
+#include <system_error>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -35,7 +37,12 @@ ThreadPool::ThreadPool(uint32_t threads) {
   const uint32_t n = resolve(threads);
   share_ = std::make_unique<Share[]>(n);
   workers_.reserve(n - 1);
-  for (uint32_t t = 1; t < n; ++t) workers_.emplace_back([this, t] { worker(t); });
+  try {
+    for (uint32_t t = 1; t < n; ++t) workers_.emplace_back([this, t] { worker(t); });
+  } catch (const std::system_error&) {
+    // No more threads (a process limit, no memory for a stack): the pool runs
+    // with those it has; size() tells the session how many that is.
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -1,8 +1,9 @@
 #pragma once
 // A small fork-join pool for one Session: `threads - 1` workers plus the
-// calling thread. run(tasks, fn) calls fn(task, thread) for every task in
-// [0, tasks) and returns when all are done; `thread` is in [0, size()) and
-// names per-thread scratch. Which thread runs which task varies, so callers
+// calling thread (fewer workers when the system refuses to create them).
+// run(tasks, fn) calls fn(task, thread) for every task in [0, tasks) and
+// returns when all are done; `thread` is in [0, size()) and names per-thread
+// scratch. Which thread runs which task varies, so callers
 // only split work whose per-element results do not depend on the split
 // (row ranges of a matrix product, tokens of a chunk): results are identical
 // for any thread count.

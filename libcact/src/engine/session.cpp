@@ -30,6 +30,7 @@ struct Session::Impl {
   Impl(const Engine& e, const SessionOptions& o) : engine(&e), forward(e, o) {}
   const Engine* engine;
   engine::Forward forward;
+  bool nonfinite = false;  // sticky: some logits held NaN or inf
 
   void check(std::span<const int32_t> tokens) const {
     const uint32_t vocab = engine->header().vocab;
@@ -58,6 +59,15 @@ struct Session::Impl {
       forward.run(tokens.data() + done, n, all_logits != nullptr ? all_logits + done * stride : nullptr);
       done += n;
     }
+    // A scan of the last logits per feed: a vocabulary of floats, small next to the forward pass.
+    if (!nonfinite && forward.has_logits()) {
+      for (float v : forward.last_logits()) {
+        if (!std::isfinite(v)) {
+          nonfinite = true;
+          break;
+        }
+      }
+    }
   }
 };
 
@@ -71,6 +81,7 @@ void Session::reset() { impl_->forward.reset(); }
 void Session::copy_state_from(const Session& other) {
   if (&other == this) return;
   impl_->forward.copy_state(other.impl_->forward);
+  impl_->nonfinite = other.impl_->nonfinite;
 }
 
 std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
@@ -95,6 +106,8 @@ std::span<const float> Session::logits() const {
   if (!impl_->forward.has_logits()) return {};
   return impl_->forward.last_logits();
 }
+
+bool Session::nonfinite_logits() const { return impl_->nonfinite; }
 
 uint32_t Session::position() const { return impl_->forward.position(); }
 uint32_t Session::context() const { return impl_->forward.context(); }

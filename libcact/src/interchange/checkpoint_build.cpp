@@ -302,7 +302,12 @@ std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const He
         rec.bits = bits;
         rec.group = codec::kGroup;
         const std::vector<float> cb = codec::codebook_for(bits, stored);
-        QuantizeResult q = quantize_matrix_mt(values.data(), s.shape[0], s.shape[1], bits, cb, threads);
+        QuantizeResult q;
+        try {
+          q = quantize_matrix_mt(values.data(), s.shape[0], s.shape[1], bits, cb, threads);
+        } catch (const Error& e) {
+          fail(who + ": " + e.what());
+        }
         res.groups += q.groups;
         res.snapped_groups += q.snapped;
         blobs[i] = std::move(q.blob);

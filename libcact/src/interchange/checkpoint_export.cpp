@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "cact/atomic_file.h"
 #include "cact/checkpoint.h"
@@ -64,9 +65,20 @@ ExportResult export_checkpoint(const Model& model, const std::filesystem::path& 
     codebooks += buf;
   }
   metadata[kCodebooksMetadataKey] = codebooks;
+  // Both files or neither: the geometry is written first (small), both are
+  // finished, then renamed (AtomicFile::commit_all).
+  AtomicFile checkpoint(out, inputs);
+  std::optional<AtomicFile> geometry;
+  if (!geometry_out.empty()) {
+    std::vector<std::filesystem::path> protect(inputs.begin(), inputs.end());
+    protect.push_back(out);
+    geometry.emplace(geometry_out, protect);
+    const std::string text = geometry_to_json(model.header());
+    geometry->write({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  }
   uint64_t done = 0;
-  safetensors::write(
-      out, specs, metadata,
+  safetensors::write_to(
+      checkpoint, specs, metadata,
       [&](size_t i, std::vector<uint8_t>& bytes) {
         if (options.progress) options.progress({done, total, canon[i].name});
         const Record& r = model.record(i);
@@ -88,15 +100,12 @@ ExportResult export_checkpoint(const Model& model, const std::filesystem::path& 
           case Dtype::RAW: fail("internal: RAW tensor " + canon[i].name + " before the last position");
         }
         done += r.elements();
-      },
-      inputs);
+      });
   if (options.progress) options.progress({total, total, ""});
+  std::vector<AtomicFile*> files = {&checkpoint};
+  if (geometry) files.push_back(&*geometry);
+  AtomicFile::commit_all(files);
   result.bytes = std::filesystem::file_size(out);
-  if (!geometry_out.empty()) {
-    std::vector<std::filesystem::path> protect(inputs.begin(), inputs.end());
-    protect.push_back(out);
-    write_geometry_file(geometry_out, model.header(), protect);
-  }
   return result;
 }
 

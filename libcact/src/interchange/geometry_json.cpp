@@ -4,19 +4,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "cact/atomic_file.h"
 #include "cact/error.h"
+#include "cact/json_input.h"
+#include "cact/mapped_file.h"
 #include "cact/validate.h"
-#include "json_util.h"
 
 namespace cact {
 
 namespace {
 
-using interchange::Json;
+// A geometry file is about 1 KB; anything near this is not one.
+constexpr size_t kMaxGeometryBytes = size_t(1) << 20;
 
 // Header field indices (FORMAT.md).
 constexpr size_t kFirstGeometryField = 3;  // after tag, num_tensors, codebook_len
@@ -51,14 +51,14 @@ std::vector<std::string> geometry_keys() {
 }
 
 uint32_t get_u32(const Json& j, const std::string& who) {
-  if (!j.is_number_unsigned()) fail(who + " is " + interchange::json_type(j) + ", not a non-negative integer");
+  if (!j.is_number_unsigned()) fail(who + " is " + json_type(j) + ", not a non-negative integer");
   const uint64_t v = j.get<uint64_t>();
   if (v > 0xFFFFFFFFull) fail(who + " " + std::to_string(v) + " does not fit in 32 bits");
   return uint32_t(v);
 }
 
 std::vector<uint32_t> get_list(const Json& j, const std::string& who, size_t max_len) {
-  if (!j.is_array()) fail(who + " is " + interchange::json_type(j) + ", not a list");
+  if (!j.is_array()) fail(who + " is " + json_type(j) + ", not a list");
   if (j.size() > max_len) fail(who + " has " + std::to_string(j.size()) + " entries, at most " + std::to_string(max_len) + " fit the header");
   std::vector<uint32_t> out;
   for (size_t i = 0; i < j.size(); ++i) out.push_back(get_u32(j[i], who + "[" + std::to_string(i) + "]"));
@@ -105,7 +105,7 @@ std::string geometry_to_json(const Header& h) {
 }
 
 Header geometry_from_json(std::string_view text, const std::string& source) {
-  const Json j = interchange::parse_json_strict(text, source);
+  const Json j = parse_json_limited(text, source, kMaxGeometryBytes);
   if (!j.is_object()) fail(source + ": the geometry must be a JSON object");
   const std::vector<std::string> keys = geometry_keys();
   for (const auto& [key, value] : j.items()) {
@@ -178,12 +178,7 @@ Header geometry_from_json(std::string_view text, const std::string& source) {
 }
 
 Header read_geometry_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(path.string() + ": read error");
-  return geometry_from_json(text.str(), path.string());
+  return geometry_from_json(read_regular_file(path, kMaxGeometryBytes), path.string());
 }
 
 void write_geometry_file(const std::filesystem::path& path, const Header& h, std::span<const std::filesystem::path> inputs) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -133,6 +134,16 @@ QuantizeResult quantize_matrix_mt(const float* w, uint32_t out, uint32_t in, uin
         codec::fwht(rotated.data(), group);
         uint16_t half = 0;
         if (coder.encode(rotated.data(), indices.data() + size_t(g) * group, half)) ++snapped_per_row[r];
+        // An FP16 norm of inf/NaN would be written silently and decode to
+        // garbage: a weight group this large (or not finite) cannot be stored.
+        if ((half & 0x7C00u) == 0x7C00u) {
+          double sum = 0.0;
+          for (float v : rotated) sum += double(v) * v;
+          char norm[32];
+          std::snprintf(norm, sizeof norm, "%.9g", std::sqrt(sum));
+          fail("row " + std::to_string(r) + ", group " + std::to_string(g) + ": the group's norm " + norm +
+               " does not fit a CQ norm (FP16, largest 65504)");
+        }
         std::memcpy(norms + 2 * (r * groups + g), &half, 2);
       }
       codec::pack_indices(indices.data(), in_pad, bits, blob + r * row_bytes);

@@ -3,13 +3,12 @@
 #include <cstdio>
 
 #include "cact/quantize.h"
-#include "json_util.h"
+#include "cact/json_input.h"
 
 namespace cact {
 
 namespace {
 
-using interchange::Json;
 
 bool is_cq(const std::string& kind) { return kind.starts_with("CQ") || kind == "TERNARY"; }
 

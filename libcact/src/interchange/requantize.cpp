@@ -105,7 +105,12 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
     const uint32_t bits = plan.to_bits[i];
     const std::vector<float> source = dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads);
     const std::vector<float> cb = model.codebook_for(bits);
-    QuantizeResult q = quantize_matrix_mt(source.data(), r.shape[0], r.shape[1], bits, cb, threads, r.group);
+    QuantizeResult q;
+    try {
+      q = quantize_matrix_mt(source.data(), r.shape[0], r.shape[1], bits, cb, threads, r.group);
+    } catch (const Error& e) {
+      fail(model.name(i) + ": " + e.what());
+    }
     owned[i] = std::move(q.blob);
     r.bits = bits;
     tensors[i].record = r;

@@ -8,14 +8,13 @@
 #include "cact/atomic_file.h"
 #include "cact/error.h"
 #include "cact/half.h"
+#include "cact/json_input.h"
 #include "cact/mapped_file.h"
-#include "json_util.h"
 
 namespace cact::safetensors {
 
 namespace {
 
-using interchange::Json;
 
 struct DtypeInfo {
   DType dtype;
@@ -126,7 +125,7 @@ void File::parse(std::span<const uint8_t> bytes) {
   }
   const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), size_t(header_len));
   if (text.front() != '{') fail(who + ": header does not start with '{'");
-  const Json j = interchange::parse_json_strict(text, who + ": header");
+  const Json j = parse_json_limited(text, who + ": header", size_t(header_len));
   if (!j.is_object()) fail(who + ": header is not a JSON object");
 
   const std::span<const uint8_t> data = bytes.subspan(size_t(8 + header_len));
@@ -139,7 +138,7 @@ void File::parse(std::span<const uint8_t> bytes) {
     if (name == kMetadataKey) {
       if (!entry.is_object()) fail(who + ": __metadata__ is " + std::string(entry.type_name()) + ", not an object");
       for (const auto& [key, value] : entry.items()) {
-        if (!value.is_string()) fail(who + ": __metadata__ \"" + key + "\" is " + interchange::json_type(value) + ", not a string");
+        if (!value.is_string()) fail(who + ": __metadata__ \"" + key + "\" is " + json_type(value) + ", not a string");
         metadata_[key] = value.get<std::string>();
       }
       continue;
@@ -157,15 +156,15 @@ void File::parse(std::span<const uint8_t> bytes) {
     TensorView t;
     t.name = name;
     const Json& dtype = entry["dtype"];
-    if (!dtype.is_string()) fail(where + ": dtype is " + std::string(interchange::json_type(dtype)) + ", not a string");
+    if (!dtype.is_string()) fail(where + ": dtype is " + std::string(json_type(dtype)) + ", not a string");
     const auto parsed = parse_dtype(dtype.get<std::string>());
     if (!parsed) fail(where + ": dtype \"" + dtype.get<std::string>() + "\" is not a safetensors dtype");
     t.dtype = *parsed;
     const Json& shape = entry["shape"];
-    if (!shape.is_array()) fail(where + ": shape is " + std::string(interchange::json_type(shape)) + ", not a list");
+    if (!shape.is_array()) fail(where + ": shape is " + std::string(json_type(shape)) + ", not a list");
     for (size_t d = 0; d < shape.size(); ++d) {
       if (!shape[d].is_number_unsigned()) {
-        fail(where + ": shape[" + std::to_string(d) + "] is " + interchange::json_type(shape[d]) + ", not a non-negative integer");
+        fail(where + ": shape[" + std::to_string(d) + "] is " + json_type(shape[d]) + ", not a non-negative integer");
       }
       t.shape.push_back(shape[d].get<uint64_t>());
     }
@@ -273,9 +272,14 @@ void write(const std::filesystem::path& path, std::span<const TensorSpec> tensor
            const std::map<std::string, std::string>& metadata,
            const std::function<void(size_t, std::vector<uint8_t>&)>& produce,
            std::span<const std::filesystem::path> inputs) {
-  const std::vector<uint8_t> head = header_bytes(tensors, metadata);
   AtomicFile file(path, inputs);
-  file.write(head);
+  write_to(file, tensors, metadata, produce);
+  file.commit();
+}
+
+void write_to(AtomicFile& file, std::span<const TensorSpec> tensors, const std::map<std::string, std::string>& metadata,
+              const std::function<void(size_t, std::vector<uint8_t>&)>& produce) {
+  file.write(header_bytes(tensors, metadata));
   std::vector<uint8_t> buffer;
   for (size_t i = 0; i < tensors.size(); ++i) {
     buffer.clear();
@@ -287,7 +291,6 @@ void write(const std::filesystem::path& path, std::span<const TensorSpec> tensor
     }
     file.write(buffer);
   }
-  file.commit();
 }
 
 std::vector<uint8_t> serialize(std::span<const OwnedTensor> tensors, const std::map<std::string, std::string>& metadata) {

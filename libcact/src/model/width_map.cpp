@@ -1,5 +1,7 @@
 #include "cact/width_map.h"
 
+#include <set>
+
 #include "cact/codec.h"
 #include "cact/error.h"
 
@@ -45,6 +47,7 @@ WidthMap WidthMap::parse(std::string_view text) {
 
 WidthMap WidthMap::with(std::string_view text) const {
   WidthMap m = *this;
+  std::set<std::string, std::less<>> given;  // keys of this text: a repeat would silently keep the last
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view item = trim(text.substr(0, comma));
@@ -54,6 +57,7 @@ WidthMap WidthMap::with(std::string_view text) const {
     if (eq == std::string_view::npos) fail("bits map: '" + std::string(item) + "' is not key=width");
     const std::string_view key = trim(item.substr(0, eq));
     if (key.empty()) fail("bits map: '" + std::string(item) + "' has an empty key");
+    if (!given.emplace(key).second) fail("bits map: key '" + std::string(key) + "' is given more than once");
     m.entries_[std::string(key)] = parse_width(key, trim(item.substr(eq + 1)));
     m.user_keys_.insert(std::string(key));
   }

@@ -3,12 +3,11 @@
 // sentencepiece_model.proto); libsentencepiece then loads the same bytes as a
 // cross-check of what we read.
 #include <bit>
-#include <fstream>
-#include <iterator>
 #include <sentencepiece_processor.h>
 #include <string>
 
 #include "cact/error.h"
+#include "cact/mapped_file.h"
 #include "cact/spm_import.h"
 #include "spm/proto_reader.h"
 #include "text/model_check.h"
@@ -236,10 +235,10 @@ TokenizerModel import_sentencepiece_proto(std::string_view serialized, std::stri
 }
 
 TokenizerModel import_sentencepiece(const std::filesystem::path& model_file) {
-  std::ifstream in(model_file, std::ios::binary);
-  if (!in) fail("spm import " + model_file.string() + ": cannot open the file");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail("spm import " + model_file.string() + ": read error");
+  // A FIFO or a device is refused before reading; the bound is far above any
+  // SentencePiece model (the vocabulary is at most 2^22 pieces).
+  constexpr size_t kMaxModelBytes = size_t(512) << 20;
+  const std::string bytes = read_regular_file(model_file, kMaxModelBytes, "spm import " + model_file.string());
   return import_sentencepiece_proto(bytes, model_file.string());
 }
 

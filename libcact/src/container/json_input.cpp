@@ -4,9 +4,8 @@
 #include <vector>
 
 #include "cact/error.h"
-#include "cact/tools.h"
 
-namespace cact::chat {
+namespace cact {
 
 namespace {
 
@@ -62,4 +61,11 @@ std::string compact(const Json& value) { return value.dump(-1, ' ', false, Json:
 // replace: a message must never throw, even for text that is not UTF-8.
 std::string json_quoted(std::string_view text) { return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-}  // namespace cact::chat
+const char* json_type(const Json& value) {
+  if (value.is_number_unsigned()) return "an unsigned integer";
+  if (value.is_number_integer()) return "a negative integer";
+  if (value.is_number_float()) return "a number with a fraction or exponent";
+  return value.type_name();
+}
+
+}  // namespace cact
