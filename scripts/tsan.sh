@@ -4,22 +4,25 @@
 # (tests/model), the tools that take --threads (tests/tools) and the engine's
 # session pool (tests/engine/threads.cpp: threaded prefill and decode, two
 # sessions of one Engine in two threads) and the C API (tests/capi: one engine
-# and tokenizer shared by sessions and chats on many threads). Any data
+# and tokenizer shared by sessions and chats on many threads) and cact-serve
+# (serve_endpoints: concurrent requests on its session pool). Any data
 # race or lock-order report fails the run.
 #
-#   scripts/tsan.sh [ctest -R regex]     default: interchange|model|tools|engine|capi
+#   scripts/tsan.sh [ctest -R regex]     default: interchange|model|tools|engine|capi|serve_endpoints
 # Environment: CACT_TSAN_BUILD (default build/tsan), CACT_TSAN_JOBS (default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${CACT_TSAN_BUILD:-$root/build/tsan}"
 jobs="${CACT_TSAN_JOBS:-$(nproc)}"
-regex="${1:-^(interchange|model|tools|engine|capi)$}"
+regex="${1:-^(interchange|model|tools|engine|capi|serve_endpoints)$}"
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_TSAN=ON -DCACT_BENCH=OFF >/dev/null
 targets=()
 for suite in interchange model tools engine capi; do
   [[ "$suite" =~ ${regex//[\^\$()]/} ]] && targets+=("test_$suite")
 done
+# cact-serve's session pool: many requests on one shared engine (tests/serve/).
+[[ "serve_endpoints" =~ ${regex//[\^\$()]/} ]] && targets+=(cact-serve)
 [[ ${#targets[@]} -gt 0 ]] || targets=(all)
 cmake --build "$build" --target "${targets[@]}" -j"$jobs"
 # halt_on_error: the first race fails the test that hit it; second_deadlock_stack for lock reports.
