@@ -24,7 +24,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/libcact/include/cact DESTINATION ${CMAKE
         PATTERN spm_import.h EXCLUDE)
 
 if(CACT_EVERYTHING AND CACT_APPS)
-  install(TARGETS cact-inspect cact-build cact-quant cact-run cact-slice RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS cact-inspect cact-build cact-quant cact-run cact-slice cact-golden cact-serve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 # Where cact-run looks for its bundled model and tool list (../share/cact from the executable).
 install(FILES ${PROJECT_SOURCE_DIR}/models/tools/tools-tiny.cact ${PROJECT_SOURCE_DIR}/models/tools/tools.json

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Installs every Debian package the build, the tests and CI need. Idempotent;
-# used by the README's commands and by .ci/run. Needs root (or sudo).
+# Installs the Debian packages that building cact, its tests and running the
+# tools need. Idempotent; used by the README's commands. Needs root (or sudo).
+# CI's extra tools (clang, sanitizer runtimes, valgrind, the aarch64 cross
+# compiler and qemu) are scripts/install_ci_deps.sh's.
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev libfmt-dev libxxhash-dev doctest-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece
-  libedit-dev python3
-  clang libclang-rt-14-dev valgrind
-  g++-aarch64-linux-gnu qemu-user
+  libedit-dev python3 libcpp-httplib-dev
 )
 missing=()
 for p in "${packages[@]}"; do

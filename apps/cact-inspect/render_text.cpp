@@ -72,7 +72,7 @@ std::string render_text(const Report& r) {
   std::string o;
   if (r.problems) {
     if (r.problems->empty()) {
-      o += fmt::format("{}: check passed (header, codebooks, directory, canon, blobs, tokenizer)\n", r.path);
+      o += fmt::format("{}: check passed (header, codebooks, directory, canon, blobs, tokenizer, finite values)\n", r.path);
     } else {
       for (const std::string& p : *r.problems) o += fmt::format("{}: {}\n", r.path, p);
       return o;

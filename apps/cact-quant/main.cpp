@@ -4,6 +4,7 @@
 //   cact-quant requantize IN.cact OUT.cact --bits MAP [--requantize] [--json]
 //   cact-quant dequantize IN.cact OUT.safetensors [--geometry OUT.json]
 //   cact-quant report IN.cact [--reference CKPT.safetensors] [--json]
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -14,8 +15,12 @@
 #include "cact/error.h"
 #include "cact/model.h"
 #include "cact/requantize.h"
+#include "common/error_policy.h"
+#include "common/output.h"
 #include "common/progress.h"
 #include "common/run_tool.h"
+#include "common/std_paths.h"
+#include "common/suggest.h"
 
 namespace {
 
@@ -30,7 +35,6 @@ void add_common(CLI::App* sub, Common& c, bool json) {
   if (json) sub->add_flag("--json", c.json, "the report as JSON instead of a table");
 }
 
-void print(const std::string& s) { std::fputs(s.c_str(), stdout); }
 
 std::filesystem::path default_geometry_path(const std::filesystem::path& out) {
   std::filesystem::path p = out;
@@ -51,7 +55,7 @@ int main(int argc, char** argv) {
     Common c;
   } rq;
   CLI::App* requantize = cli.add_subcommand("requantize", "change the CQ widths of an archive's matrices; everything else is copied");
-  requantize->add_option("in", rq.in, "input .cact")->required();
+  requantize->add_option("in", rq.in, "input .cact (- = standard input)")->required();
   requantize->add_option("out", rq.out, "output .cact")->required();
   requantize->add_option("--bits", rq.bits,
                          "width map, e.g. 'default=2,embedding=4' or 'q_proj=3' (tensors no key names keep their width)")
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
     Common c;
   } dq;
   CLI::App* dequantize = cli.add_subcommand("dequantize", "write every tensor as F32 safetensors (CQ dequantised) plus the geometry JSON");
-  dequantize->add_option("in", dq.in, "input .cact")->required();
+  dequantize->add_option("in", dq.in, "input .cact (- = standard input)")->required();
   dequantize->add_option("out", dq.out, "output .safetensors")->required();
   dequantize->add_option("--geometry", dq.geometry, "geometry JSON path (default: OUT with .json for .safetensors)");
   add_common(dequantize, dq.c, false);
@@ -77,22 +81,28 @@ int main(int argc, char** argv) {
     Common c;
   } rp;
   CLI::App* report = cli.add_subcommand("report", "per-tensor kinds, bits per weight and (with --reference) error against a float checkpoint");
-  report->add_option("in", rp.in, "input .cact")->required();
+  report->add_option("in", rp.in, "input .cact (- = standard input)")->required();
   report->add_option("--reference", rp.reference, "float checkpoint (canon names) to measure the error against");
   add_common(report, rp.c, true);
 
   // `cact-quant IN OUT --bits MAP` (no subcommand) means requantize: the short
-  // form build scripts use.
+  // form build scripts use. A word near a command name that is no file is a
+  // mistyped command (`dequantise`), left for the parser to name.
   std::vector<char*> args(argv, argv + argc);
   static char requantize_word[] = "requantize";
+  const std::vector<std::string> commands = {"requantize", "dequantize", "report"};
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "requantize" && first != "dequantize" && first != "report") {
+  const bool command_typo = !cact::app::nearest(first, commands).empty() && !std::filesystem::exists(first);
+  if (!first.empty() && (first[0] != '-' || first == "-") && !command_typo &&
+      std::find(commands.begin(), commands.end(), first) == commands.end()) {
     args.insert(args.begin() + 1, requantize_word);
   }
   return cact::app::run_tool("cact-quant", cli, int(args.size()), args.data(), [&]() -> int {
     using namespace cact;
     if (requantize->parsed()) {
-      const Model model = Model::open(rq.in);
+      app::refuse_stdout(rq.out, "OUT");
+      const app::InputFile in(rq.in);
+      const Model model = app::open_model(in);
       const RequantizePlan plan = plan_requantize(model, rq.bits);
       RequantizeOptions options;
       options.allow_requantize = rq.requantize;
@@ -102,41 +112,45 @@ int main(int argc, char** argv) {
       const std::filesystem::path inputs[] = {rq.in};
       Report r = requantize_archive(model, plan, rq.out, options, inputs);
       bar.finish();
-      r.title = rq.out + " from " + rq.in;
-      print(rq.c.json ? format_report_json(r) : format_report_text(r));
+      r.title = rq.out + " from " + in.name();
+      app::write_out(rq.c.json ? format_report_json(r) : format_report_text(r));
       if (plan.changes() == 0) {
-        std::fprintf(stderr, "cact-quant: no width changes: %s is a byte-identical copy of %s\n", rq.out.c_str(), rq.in.c_str());
+        app::info("cact-quant", "no width changes: " + rq.out + " is a byte-identical copy of " + in.name());
       } else {
-        std::fprintf(stderr,
-                     "cact-quant: warning: re-quantised %zu already-quantised tensor%s (%s); against the original float "
-                     "weights their error now compounds two quantisations\n",
-                     plan.changes(), plan.changes() == 1 ? "" : "s", plan.describe_changes(model, 3).c_str());
+        app::info("cact-quant", "warning: re-quantised " + std::to_string(plan.changes()) + " already-quantised tensor" +
+                                    (plan.changes() == 1 ? "" : "s") + " (" + plan.describe_changes(model, 3) +
+                                    "); against the original float weights their error now compounds two quantisations");
       }
       return 0;
     }
     if (dequantize->parsed()) {
-      const Model model = Model::open(dq.in);
+      app::refuse_stdout(dq.out, "OUT");
+      app::refuse_stdout(dq.geometry, "--geometry");
+      const app::InputFile in(dq.in);
+      const Model model = app::open_model(in);
       const std::filesystem::path geometry = dq.geometry.empty() ? default_geometry_path(dq.out) : std::filesystem::path(dq.geometry);
       ExportOptions options;
       options.threads = dq.c.threads;
-      options.source = std::filesystem::path(dq.in).filename().string();
+      options.source = app::is_dash(dq.in) ? in.name() : std::filesystem::path(dq.in).filename().string();
       app::ProgressBar bar("cact-quant", dq.c.progress);
       options.progress = bar.callback();
       const std::filesystem::path inputs[] = {dq.in};
       const ExportResult r = export_checkpoint(model, dq.out, geometry, options, inputs);
       bar.finish();
-      std::fprintf(stderr, "wrote %s: %zu tensors as F32, %llu bytes; widths %s\nwrote %s: the geometry\n", dq.out.c_str(), r.tensors,
-                   (unsigned long long)r.bytes, r.bits.c_str(), geometry.string().c_str());
+      app::wrote(dq.out, std::to_string(r.tensors) + " tensors as F32, " + std::to_string(r.bytes) + " bytes; widths " + r.bits);
+      app::wrote(geometry.string(), "the geometry");
       return 0;
     }
-    const Model model = Model::open(rp.in);
+    app::refuse_stdin(rp.reference, "--reference");
+    const app::InputFile in(rp.in);
+    const Model model = app::open_model(in);
     std::unique_ptr<safetensors::File> reference;
     if (!rp.reference.empty()) reference = std::make_unique<safetensors::File>(safetensors::File::open(rp.reference));
     app::ProgressBar bar("cact-quant", rp.c.progress);
     Report r = archive_report(model, reference.get(), rp.c.threads, bar.callback());
     bar.finish();
-    r.title = rp.in;
-    print(rp.c.json ? format_report_json(r) : format_report_text(r));
+    r.title = in.name();
+    app::write_out(rp.c.json ? format_report_json(r) : format_report_text(r));
     return 0;
   });
 }

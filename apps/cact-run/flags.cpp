@@ -43,7 +43,8 @@ void add_flags(CLI::App& cli, Options& o) {
   cli.add_flag("-q,--quiet", o.quiet, "print only the answers (no banner, no notices)");
   cli.add_flag("--scalar", o.scalar, "force the scalar kernels (also: CACT_KERNELS=scalar)");
   cli.add_flag("--float", o.float_path, "run the float reference path");
-  cli.add_option("--dump-golden", o.dump_golden, "write golden top-10 logits (float + int8) for the prompt to FILE")
+  cli.add_option("--dump-golden", o.dump_golden,
+                 "engine tests: write golden top-10 logits (float + int8) for the prompt to FILE (- = stdout); see cact-golden")
       ->type_name("FILE");
   cli.add_option("--golden-steps", o.golden_steps, "with --dump-golden: greedy tokens after the prompt")->capture_default_str();
 }
@@ -59,6 +60,21 @@ void check_values(const Options& o) {
   }
   for (const std::string& s : o.stop) {
     if (s.empty()) app::usage_error("--stop: the text is empty");
+  }
+}
+
+// --dump-golden writes the engine tests' logits file: a fixed recipe (float
+// greedy continuation, float and int8-scalar logits). A flag that would change
+// an answer does not apply to it, and is refused rather than ignored; golden
+// checks of one's own archive are cact-golden's (docs/GUIDE.md).
+void refuse_with_golden(const CLI::App& cli) {
+  for (const char* name : {"--chat", "--jsonl", "--system", "--tools", "--tools-json", "--tool-choice", "--no-constrain", "--load",
+                           "--max-tokens", "--temperature", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n",
+                           "--seed", "--stop", "--context", "--sinks", "--kv-window", "--stats", "--json", "--scalar", "--float"}) {
+    if (cli.count(name) > 0) {
+      app::usage_error(std::string(name) + " does not apply to --dump-golden (the engine tests' logits: float greedy, float and "
+                                           "int8 scalar); for golden checks of an archive's answers use cact-golden");
+    }
   }
 }
 
@@ -98,6 +114,7 @@ Mode resolve_mode(Options& o, const CLI::App& cli, bool stdin_terminal) {
   }
   if (!o.tools_file.empty() && given("--tools-json")) app::usage_error("--tools and --tools-json: give the tool list one way");
   check_values(o);
+  if (!o.dump_golden.empty()) refuse_with_golden(cli);
   const Mode mode = pick_mode(o, prompt || file, stdin_terminal);
   if (mode == Mode::complete) {
     for (const char* name : {"--system", "--tools", "--tools-json", "--tool-choice", "--no-constrain", "--load"}) {

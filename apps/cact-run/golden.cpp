@@ -4,9 +4,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "cact/atomic_file.h"
 #include "cact/error.h"
+#include "common/output.h"
+#include "common/std_paths.h"
 #include "run.h"
 
 namespace cact::run {
@@ -35,8 +38,11 @@ std::string top_logits(const std::vector<float>& all, size_t positions, size_t V
 }
 }  // namespace
 
-void dump_golden(const Model& model, const std::string& archive_name, const std::string& prompt, uint32_t steps,
-                 const std::filesystem::path& out) {
+void dump_golden(const Model& model, const std::filesystem::path& archive_path, const std::string& archive_name,
+                 const std::string& prompt, uint32_t steps, const std::filesystem::path& out) {
+  // "-": stdout. A file: refuses the archive as the output before any work.
+  std::optional<AtomicFile> file;
+  if (!app::is_dash(out.string())) file.emplace(out, std::span<const std::filesystem::path>(&archive_path, 1));
   const Tokenizer tok = Tokenizer::from_blob(model.tokenizer_blob());
   std::vector<int32_t> ids = completion_prompt_ids(tok, prompt);
   const size_t prompt_tokens = ids.size();
@@ -64,7 +70,6 @@ void dump_golden(const Model& model, const std::string& archive_name, const std:
   text += " \"prompt_tokens\": " + std::to_string(prompt_tokens) + ",\n";
   text += " \"ids\": " + ids_json.dump() + ",\n";
   text += " \"top\": " + std::to_string(kTop) + ",\n";
-  text += " \"regenerate\": \"scripts/regen_golden_logits.sh\",\n";
   text += " \"float\": " + top_logits(fa, ids.size(), V) + ",\n";
   text += " \"int8_scalar\": " + top_logits(fb, ids.size(), V);
   // Probe heads over every id: their `out` vectors, float and int8.
@@ -77,9 +82,13 @@ void dump_golden(const Model& model, const std::string& archive_name, const std:
     text += ",\n \"heads\": " + heads.dump();
   }
   text += "\n}\n";
-  AtomicFile file(out);
-  file.write({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
-  file.commit();
+  if (!file) {
+    app::write_out(text);
+    return;
+  }
+  file->write({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  file->commit();
+  app::wrote(out.string(), std::to_string(ids.size()) + " positions, float and int8 top-" + std::to_string(kTop) + " logits");
 }
 
 }  // namespace cact::run

@@ -2,7 +2,9 @@
 // answers non-interactively (docs/CHAT.md).
 #include <unistd.h>
 
+#include "common/error_policy.h"
 #include "common/run_tool.h"
+#include "common/std_paths.h"
 #include "interrupt.h"
 #include "run.h"
 
@@ -13,10 +15,14 @@ int main(int argc, char** argv) {
   add_flags(cli, o);
   return cact::app::run_tool(kTool, cli, argc, argv, [&] {
     const Mode mode = resolve_mode(o, cli, ::isatty(STDIN_FILENO) == 1);
+    // The archive is mapped from its file, and stdin may carry the conversation.
+    if (cact::app::is_dash(o.archive)) cact::app::usage_error("archive -: cact-run maps its archive from a file; give its path");
     if (mode == Mode::golden) {
-      const cact::Model model = cact::Model::open(o.archive.empty() ? default_model().string() : o.archive);
-      dump_golden(model, o.archive.empty() ? "models/tools/tools-tiny.cact" : o.archive, prompt_text(o), o.golden_steps,
-                  o.dump_golden);
+      const std::filesystem::path archive = o.archive.empty() ? default_model() : std::filesystem::path(o.archive);
+      const cact::Model model = cact::Model::open(archive);
+      // Recorded relative to the current directory (the tests read it from the source tree's root).
+      dump_golden(model, archive, o.archive.empty() ? "models/tools/tools-tiny.cact" : std::filesystem::relative(archive).string(),
+                  prompt_text(o), o.golden_steps, o.dump_golden);
       return 0;
     }
     install_interrupt_handler(mode == Mode::repl ? InterruptPolicy::chat : InterruptPolicy::batch);

@@ -12,7 +12,10 @@
 #include "cact/error.h"
 #include "cact/model.h"
 #include "cact/slice.h"
+#include "common/error_policy.h"
+#include "common/output.h"
 #include "common/run_tool.h"
+#include "common/std_paths.h"
 
 namespace {
 
@@ -62,10 +65,10 @@ void print_json(const cact::SlicePlan& p, const std::string& in, const std::stri
        ",\"input_bytes\":" + std::to_string(p.source_bytes);
   s += ",\"warnings\":[" + join(p.warnings, ",", json_string) + "]";
   s += "}\n";
-  std::fputs(s.c_str(), stdout);
+  cact::app::write_out(s);
 }
 
-void print_text(const cact::SlicePlan& p, const std::string& in, const std::string& out, bool written) {
+void print_text(const cact::SlicePlan& p, const std::string& in, bool written) {
   const cact::Header& h = p.header;
   const auto arrow = [](uint32_t a, uint32_t b) { return num(a) + " -> " + num(b); };
   std::printf("input:   %s (%u layers, %llu bytes)\n", in.c_str(), p.source_layers, (unsigned long long)p.source_bytes);
@@ -81,11 +84,7 @@ void print_text(const cact::SlicePlan& p, const std::string& in, const std::stri
   std::printf("context: max_seq_len %u, sliding_window %u, kv_window %u\n", h.max_seq_len, h.sliding_window, h.kv_window);
   std::printf("result:  %u layers, %u tensors, %llu bytes (%.1f%% of the input)\n", h.num_layers, h.num_tensors,
               (unsigned long long)p.output_bytes, p.source_bytes ? 100.0 * double(p.output_bytes) / double(p.source_bytes) : 0.0);
-  if (written) {
-    std::printf("wrote:   %s\n", out.c_str());
-  } else {
-    std::printf("dry run: nothing written\n");
-  }
+  if (!written) std::printf("dry run: nothing written\n");
 }
 
 }  // namespace
@@ -95,7 +94,7 @@ int main(int argc, char** argv) {
   std::string in, out, blocks_text;
   std::optional<uint32_t> layers, context;
   bool dry_run = false, json = false;
-  cli.add_option("IN", in, "input .cact archive")->required();
+  cli.add_option("IN", in, "input .cact archive (- = standard input)")->required();
   cli.add_option("OUT", out, "output .cact archive (not needed with --dry-run)");
   auto* depth = cli.add_option_group("depth", "what to keep (exactly one)");
   depth->add_option("--layers", layers, "keep the ladder rung of this depth (2..num_layers)");
@@ -105,26 +104,26 @@ int main(int argc, char** argv) {
   cli.add_flag("--dry-run", dry_run, "print the plan (blocks, sites, global layers, size) and write nothing");
   cli.add_flag("--json", json, "print the plan as one JSON object");
   return cact::app::run_tool("cact-slice", cli, argc, argv, [&] {
-    if (out.empty() && !dry_run) {
-      std::fprintf(stderr, "cact-slice: OUT is required unless --dry-run (see --help)\n");
-      return 2;
-    }
+    if (out.empty() && !dry_run) cact::app::usage_error("OUT is required unless --dry-run");
+    cact::app::refuse_stdout(out, "OUT");
+    if (context && *context == 0) cact::app::usage_error("--context 0: must be at least 1");
     if (!out.empty() && cact::same_file(in, out)) cact::fail(out + ": output path is the input file; refusing to overwrite it");
-    if (context && *context == 0) cact::fail("--context 0: must be at least 1");
-    const cact::Model model = cact::Model::open(in);
+    const cact::app::InputFile file(in);
+    const cact::Model model = cact::app::open_model(file);
     const uint32_t L = model.header().num_layers;
     const std::vector<uint32_t> blocks = layers ? cact::rung(L, *layers) : cact::parse_block_list(blocks_text);
     const cact::SlicePlan plan = cact::plan_slice(model, blocks, context.value_or(0));
-    for (const std::string& w : plan.warnings) std::fprintf(stderr, "cact-slice: warning: %s\n", w.c_str());
+    for (const std::string& w : plan.warnings) cact::app::info("cact-slice", "warning: " + w);
     if (!dry_run) {
       const std::filesystem::path inputs[] = {in};
       cact::write_slice(out, model, plan, inputs);
     }
     if (json) {
-      print_json(plan, in, out, !dry_run);
+      print_json(plan, file.name(), out, !dry_run);
     } else {
-      print_text(plan, in, out, !dry_run);
+      print_text(plan, file.name(), !dry_run);
     }
+    if (!dry_run) cact::app::wrote(out, std::to_string(plan.header.num_layers) + " layers, " + std::to_string(plan.output_bytes) + " bytes");
     return 0;
   });
 }

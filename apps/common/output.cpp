@@ -11,6 +11,7 @@ namespace cact::app {
 
 namespace {
 int first_errno = 0;  // of the first failed write, for the message
+bool quiet_mode = false;
 
 bool remember(bool ok) {
   if (!ok && first_errno == 0) first_errno = errno != 0 ? errno : EIO;
@@ -35,6 +36,20 @@ void check_out() {
   errno = 0;
   remember(std::fflush(stdout) == 0);
   if (std::ferror(stdout)) fail(std::string("cannot write to standard output: ") + std::strerror(first_errno != 0 ? first_errno : EIO));
+}
+
+void set_quiet(bool quiet) { quiet_mode = quiet; }
+bool quiet() { return quiet_mode; }
+
+void info(const char* tool, std::string_view text) {
+  if (!quiet_mode) note(tool, text);
+}
+
+void wrote(std::string_view path, std::string_view what) {
+  if (quiet_mode) return;
+  errno = 0;
+  remember(std::fflush(stdout) == 0);
+  std::fprintf(stderr, "wrote %.*s: %.*s\n", int(path.size()), path.data(), int(what.size()), what.data());
 }
 
 }  // namespace cact::app

@@ -15,4 +15,14 @@ void note(const char* tool, std::string_view text);
 // stdout failed or fails now (flushes what is buffered).
 void check_out();
 
+// --quiet (every tool, run_tool.h): drops what is neither a result nor an
+// error — "wrote ..." lines, notices, warnings, progress.
+void set_quiet(bool quiet);
+bool quiet();
+// note() unless --quiet.
+void info(const char* tool, std::string_view text);
+// "wrote PATH: what" on stderr unless --quiet: the one form every tool uses
+// for a file it wrote (results stay on stdout).
+void wrote(std::string_view path, std::string_view what);
+
 }  // namespace cact::app

@@ -1,13 +1,19 @@
 #include "common/progress.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <unistd.h>
+
+#include "common/output.h"
 
 namespace cact::app {
 
 ProgressBar::ProgressBar(const char* tool, bool force) : tool_(tool) {
-  tty_ = ::isatty(STDERR_FILENO) == 1;
-  enabled_ = tty_ || force;
+  // A bar redraws in place: only on a terminal that understands the escapes.
+  const char* term = std::getenv("TERM");
+  tty_ = ::isatty(STDERR_FILENO) == 1 && !(term != nullptr && std::strcmp(term, "dumb") == 0);
+  enabled_ = !quiet() && (tty_ || force);
 }
 
 ProgressBar::~ProgressBar() { finish(); }
@@ -30,10 +36,13 @@ void ProgressBar::update(const Progress& p) {
     std::fflush(stderr);
     drawn_ = true;
   } else {
+    // Every 10% step passed gets its line, also when one update jumps several.
     const int decile = int(fraction * 10.0);
-    if (decile == last_decile_) return;
-    last_decile_ = decile;
-    std::fprintf(stderr, "%s: %3d%%%s%.*s\n", tool_.c_str(), decile * 10, p.what.empty() ? "" : "  ", int(p.what.size()), p.what.data());
+    while (last_decile_ < decile) {
+      ++last_decile_;
+      std::fprintf(stderr, "%s: %3d%%%s%.*s\n", tool_.c_str(), last_decile_ * 10, p.what.empty() ? "" : "  ", int(p.what.size()),
+                   p.what.data());
+    }
   }
 }
 

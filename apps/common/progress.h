@@ -1,7 +1,8 @@
 #pragma once
 // Progress of long work on stderr (cact-build checkpoint, cact-quant): a bar
-// redrawn in place when stderr is a terminal; with --progress on a
-// non-terminal, a plain line every 10%. Silent otherwise, so errors stay one line.
+// redrawn in place when stderr is a terminal (not TERM=dumb); with --progress
+// elsewhere, a plain line for every 10% step. Silent otherwise and with
+// --quiet, so errors stay one line.
 #include <chrono>
 #include <string>
 
@@ -11,7 +12,7 @@ namespace cact::app {
 
 class ProgressBar {
  public:
-  // Shown when stderr is a terminal or `force` (--progress) is set.
+  // Shown when stderr is a terminal or `force` (--progress) is set, never with --quiet.
   ProgressBar(const char* tool, bool force);
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;

@@ -77,16 +77,17 @@ TEST_CASE("cact-quant dequantize + cact-build checkpoint rebuild license-tiny by
   CHECK(slurp(dir / "t.cact") == slurp(tiny()));
 }
 
-TEST_CASE("cact-build checkpoint: --report --json, --progress, the default widths") {
+TEST_CASE("cact-build checkpoint: --report --json, --progress, --bits over the recorded widths") {
   const fs::path dir = cact::test::scratch_dir("quant-cli");
   export_tiny(dir);
+  // The export records default=4 (docs/WIDTHS.md): --bits changes what it names.
   const AppRun b = run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "o.cact", "--tokenizer", tiny(),
-                                          "--report", "--json", "--progress"});
+                                          "--report", "--json", "--progress", "--bits", "default=2,embedding=4,mhc_phi=4"});
   REQUIRE_MESSAGE(b.code == 0, b.err);
   const auto j = nlohmann::json::parse(b.out);
   CHECK(j["tensors"].size() == 129);
   CHECK(j["totals"]["cq_tensors"] == 30);
-  // The shipped map: CQ4 embedding and mhc_phi, CQ2 for the rest.
+  // The shipped layout: CQ4 embedding and mhc_phi, CQ2 for the rest.
   CHECK(j["tensors"][0]["kind"] == "CQ4");
   CHECK(j["tensors"][2]["kind"] == "CQ2");
   CHECK(j["tensors"][2]["name"] == "layer00.q_proj");
@@ -94,7 +95,7 @@ TEST_CASE("cact-build checkpoint: --report --json, --progress, the default width
   CHECK(j["tensors"][0]["exact"] == true);  // CQ4 -> CQ4 snaps
   CHECK(b.err.find("cact-build:   0%") != std::string::npos);
   CHECK(b.err.find("cact-build: 100%") != std::string::npos);
-  CHECK(b.err.find("widths:    the shipped default default=2,embedding=4,mhc_phi=4,heads=4") != std::string::npos);
+  CHECK(b.err.find("widths:    the checkpoint's default=4 with default=2,embedding=4,mhc_phi=4") != std::string::npos);
   const cact::Model m = cact::Model::open(dir / "o.cact");
   CHECK(m.record(0).bits == 4);
 }

@@ -54,6 +54,19 @@ std::string permutation_problem(std::span<const uint8_t> blob, uint32_t n) {
   }
   return {};
 }
+// Where a file whose directory describes a well-formed layout ends: every
+// blob at the next 64-byte boundary after the previous one, of the size its
+// dtype and shape imply. 0 when the directory describes no such layout.
+uint64_t layout_end(std::span<const Record> records, uint64_t dir_end) {
+  uint64_t end = dir_end;
+  for (const Record& r : records) {
+    const uint64_t implied = implied_nbytes(r);
+    if (implied == 0 || implied != r.nbytes || r.offset != align_up(end, kBlobAlign)) return 0;
+    if (r.nbytes > UINT64_MAX - r.offset) return 0;
+    end = r.offset + r.nbytes;
+  }
+  return end;
+}
 }  // namespace
 
 std::vector<std::string> check_archive(std::span<const uint8_t> file) { return check_archive(file, nullptr); }
@@ -80,8 +93,18 @@ std::vector<std::string> check_archive(std::span<const uint8_t> file, CheckedPar
             " directory records need " + std::to_string(dir_end)};
   }
   const std::vector<float> codebooks = read_codebooks(h, file);
-  for (auto& p : check_codebooks(codebooks)) problems.push_back(p);
   const std::vector<Record> records = read_records(h, file);
+  // A sound directory whose blobs run past the end: a cut file (an interrupted
+  // download or copy). That is the one problem to report; what else would
+  // fail (blobs past the end, the placement after them, the canon's reads)
+  // follows from it.
+  const uint64_t whole = layout_end(records, dir_end);
+  if (whole > file.size()) {
+    problems.push_back("truncated: " + std::to_string(file.size()) + " of " + std::to_string(whole) + " bytes");
+    for (auto& p : check_codebooks(codebooks)) problems.push_back(p);
+    return problems;
+  }
+  for (auto& p : check_codebooks(codebooks)) problems.push_back(p);
   // Names for messages come from the canon when it can be derived.
   std::shared_ptr<Canon> canon;
   std::string canon_problem;

@@ -1,0 +1,27 @@
+# ctest spec_sync: docs/spec/*.md must equal the shared spec they copy.
+#   cmake -DSHARED=<dir of the shared spec> -DCOPY=<docs/spec> -P check_spec_sync.cmake
+# Without the shared spec (a checkout alone) it prints "spec_sync: skipped",
+# which the test's SKIP_REGULAR_EXPRESSION turns into a skip.
+set(files FORMAT.md MODEL.md TOKENIZER.md ARCHITECTURE.md)
+if(NOT EXISTS "${SHARED}/FORMAT.md")
+  message("spec_sync: skipped: no shared spec at ${SHARED}")
+  return()
+endif()
+set(stale "")
+foreach(f ${files})
+  if(NOT EXISTS "${SHARED}/${f}")
+    continue()
+  endif()
+  file(READ "${SHARED}/${f}" original)
+  set(copy "")
+  if(EXISTS "${COPY}/${f}")
+    file(READ "${COPY}/${f}" copy)
+  endif()
+  if(NOT original STREQUAL copy)
+    list(APPEND stale ${f})
+  endif()
+endforeach()
+if(stale)
+  message(FATAL_ERROR "spec_sync: docs/spec differs from ${SHARED} in: ${stale}; copy them: cp ${SHARED}/*.md docs/spec/")
+endif()
+message("spec_sync: docs/spec matches ${SHARED}")
