@@ -5,6 +5,7 @@
 #include <random>
 
 #include "cact/openai.h"
+#include "cact/tools.h"
 
 namespace cact::serve {
 
@@ -27,29 +28,6 @@ size_t partial_marker_tail(std::string_view text, std::string_view marker) {
     if (marker.starts_with(text.substr(text.size() - n))) return n;
   }
   return 0;
-}
-
-// Where the </tool_call> closing a call body is: the first one outside a JSON
-// string (an argument may quote the marker). npos while the block is open.
-size_t call_close(std::string_view body) {
-  bool in_string = false, escaped = false;
-  for (size_t i = 0; i < body.size(); ++i) {
-    const char c = body[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (body.substr(i).starts_with(kCallClose)) {
-      return i;
-    }
-  }
-  return std::string_view::npos;
 }
 
 Json choice_chunk(const ResponseHead& head, Json choices) {
@@ -180,7 +158,7 @@ void StreamSplitter::scan(bool final, Delta& out) {
       where_ = Where::text;
       pending_.erase(0, close + kThinkClose.size());
     } else {
-      const size_t close = call_close(p);
+      const size_t close = cact::chat::find_call_close(p);
       if (close == std::string_view::npos) {
         if (final) pending_.clear();  // an open block is never content
         return;

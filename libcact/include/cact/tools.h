@@ -98,6 +98,11 @@ struct ParsedAnswer {
 };
 ParsedAnswer parse_answer(std::string_view answer);
 
+// Where the </tool_call> that closes a call body starting at `from` is: the
+// first one outside a JSON string (an argument may quote the marker's text).
+// npos while the body is still open (a streamed answer not yet complete).
+size_t find_call_close(std::string_view text, size_t from = 0);
+
 // Validate one call against the list (the name, then every argument).
 CallCheck validate_call(const ToolList& tools, const Call& call);
 

@@ -15,28 +15,11 @@ constexpr std::string_view kCallOpen = "<tool_call>", kCallClose = "</tool_call>
 // An answer is bounded by its token budget; this only bounds a hand-made one.
 constexpr size_t kMaxCallBlockBytes = size_t(1) << 20;
 
-// Where the </tool_call> closing a body that starts at `from` is: the first one
-// outside a JSON string (an argument may quote the marker's text), or, when the
-// body's strings never close, the first one at all. npos when there is none.
-size_t find_call_close(std::string_view answer, size_t from) {
-  bool in_string = false, escaped = false;
-  for (size_t i = from; i < answer.size(); ++i) {
-    const char c = answer[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (answer.substr(i).starts_with(kCallClose)) {
-      return i;
-    }
-  }
-  return answer.find(kCallClose, from);
+// The block's close, or, when the body's strings never close, the first
+// marker at all. npos when there is none.
+size_t block_close(std::string_view answer, size_t from) {
+  const size_t close = find_call_close(answer, from);
+  return close != std::string_view::npos ? close : answer.find(kCallClose, from);
 }
 
 // One {"name": string, "arguments": object} element of a call list.
@@ -76,6 +59,27 @@ std::string_view trim_newlines(std::string_view text) {
 
 }  // namespace
 
+size_t find_call_close(std::string_view text, size_t from) {
+  bool in_string = false, escaped = false;
+  for (size_t i = from; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (text.substr(i).starts_with(kCallClose)) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 ParsedAnswer parse_answer(std::string_view answer) {
   ParsedAnswer out;
   std::string text;
@@ -97,7 +101,7 @@ ParsedAnswer parse_answer(std::string_view answer) {
     out.has_call_block = true;
     const std::string at = std::string(kCallOpen) + " block " + std::to_string(++blocks);
     const size_t body = call + kCallOpen.size();
-    const size_t close = find_call_close(answer, body);
+    const size_t close = block_close(answer, body);
     if (close == std::string_view::npos) {
       out.raw_calls += answer.substr(body);
       out.call_json.push_back({Violation::unparseable_json, at + ": not closed by " + std::string(kCallClose)});
