@@ -1,5 +1,6 @@
 #include "support/run_app.h"
 
+#include <grp.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -83,5 +84,22 @@ AppRun run_app(const std::string& tool, const std::vector<std::string>& args, co
 }
 
 AppRun run_shell(const std::string& script) { return run_captured("( " + script + " )"); }
+
+bool nobody_can_reach(const std::vector<std::filesystem::path>& paths) {
+  const std::string tools = (binary_dir() / "apps").string();
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(1);
+    if (::access(tools.c_str(), X_OK) != 0) ::_exit(1);
+    for (const auto& p : paths) {
+      if (::access(p.c_str(), R_OK) != 0) ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
 }  // namespace cact::test

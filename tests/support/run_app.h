@@ -27,4 +27,9 @@ AppRun run_app(const std::string& tool, const std::vector<std::string>& args, co
 // /bin/sh with stdin from /dev/null unless it redirects its own.
 AppRun run_shell(const std::string& script);
 
+// Whether uid/gid 65534, which root-run tests drop to where root would ignore a
+// limit or a permission, can execute the built tools and read or enter every
+// path in `paths` (a checkout under a private directory cannot be reached).
+bool nobody_can_reach(const std::vector<std::filesystem::path>& paths);
+
 }  // namespace cact::test
