@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <memory>
-#include <regex>
 #include <string>
 
 #include "common/error_policy.h"
@@ -33,8 +32,10 @@ std::string conversion_message(const CLI::ConversionError& e) {
   if (!what.starts_with(prefix) || eq == std::string::npos) return what;
   const std::string name = what.substr(prefix.size(), eq - prefix.size());
   const std::string value = what.substr(eq + 3);
-  static const std::regex number(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
-  if (std::regex_match(value, number)) return name + ": " + value + " is out of range";
+  // A decimal number (sign, digits, one point, exponent) that did not fit.
+  const bool numeric = !value.empty() && value.find_first_not_of("+-0123456789.eE") == std::string::npos &&
+                       value.find_first_of("0123456789") != std::string::npos;
+  if (numeric) return name + ": " + value + " is out of range";
   return name + ": " + value + " is not a number";
 }
 
