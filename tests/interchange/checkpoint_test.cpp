@@ -233,12 +233,18 @@ TEST_CASE("checkpoint: width maps") {
   o.widths = WidthMap().with("default=3,q_proj=1,layer01.k_proj=ternary,engram=4");
   const auto bytes = build_archive_bytes(c->file, g, tiny_tokenizer(), o);
   const Model m = Model::from_bytes(bytes);
-  CHECK(m.record(0).bits == 4);  // the shipped map's embedding=4 is still underneath
+  CHECK(m.record(0).bits == 3);  // default=3 is laid over the shipped map's embedding=4
   CHECK(m.record(m.canon().layer(0, LayerSlot::q_proj)).bits == 1);
   CHECK(m.record(m.canon().layer(1, LayerSlot::q_proj)).bits == 1);
   CHECK(m.record(m.canon().layer(0, LayerSlot::k_proj)).bits == 3);
   CHECK(m.record(m.canon().layer(1, LayerSlot::k_proj)).bits == 5);
   CHECK(m.record(m.canon().site(0, SiteSlot::tables)).bits == 4);
+  // A key that matches nothing of a tensor leaves the shipped width underneath.
+  o.widths = WidthMap().with("q_proj=1");
+  const Model q = Model::from_bytes(build_archive_bytes(c->file, g, tiny_tokenizer(), o));
+  CHECK(q.record(0).bits == 4);
+  CHECK(q.record(q.canon().layer(0, LayerSlot::q_proj)).bits == 1);
+  CHECK(q.record(q.canon().layer(0, LayerSlot::k_proj)).bits == 2);
 
   // A bad width, and a key that names nothing, are refused before any work.
   CHECK(error_of([] { WidthMap().with("q_proj=8"); }) ==

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cact/canon.h"
 
@@ -22,23 +22,29 @@ class WidthMap {
   WidthMap();  // the shipped model's map
   // Throws cact::Error naming the bad entry.
   static WidthMap parse(std::string_view text);
-  // Merge `text` on top of this map (later entries win).
+  // `text` laid over this map: a tensor any key of `text` matches takes the
+  // width of the most specific such key; any other keeps this map's width.
+  // So "default=3" over the shipped map makes every CQ tensor 3 bits, as it
+  // does over an archive in requantize (docs/WIDTHS.md).
   WidthMap with(std::string_view text) const;
   // Throws cact::Error if a key given by the user (not one of the built-in
   // defaults, which may name heads an archive lacks) names no CQ tensor.
   void check_keys(const Canon& canon) const;
   uint32_t bits_for(std::string_view tensor_name) const;
-  // The width of the most specific matching key (including default), if any.
+  // The width the newest layer that matches gives (its most specific key), if any.
   std::optional<uint32_t> find(std::string_view tensor_name) const;
-  const std::map<std::string, uint32_t>& entries() const { return entries_; }
+  bool empty() const { return layers_.empty(); }
+  // The layers, newest first, joined by " over ".
   std::string to_string() const;
 
  private:
   struct EmptyTag {};
   explicit WidthMap(EmptyTag) {}
-  static WidthMap empty() { return WidthMap(EmptyTag{}); }
-  std::map<std::string, uint32_t> entries_;
-  std::set<std::string> user_keys_;
+  struct Layer {
+    std::map<std::string, uint32_t> entries;
+    bool built_in = false;  // the shipped map's keys may name heads an archive lacks
+  };
+  std::vector<Layer> layers_;  // oldest first
 };
 
 }  // namespace cact

@@ -55,7 +55,7 @@ std::string RequantizePlan::describe_changes(const Model& model, size_t limit) c
 
 RequantizePlan plan_requantize(const Model& model, std::string_view text) {
   const WidthMap map = WidthMap::parse(text);
-  if (map.entries().empty()) fail("bits map: empty (give key=width entries, e.g. default=2,embedding=4)");
+  if (map.empty()) fail("bits map: empty (give key=width entries, e.g. default=2,embedding=4)");
   map.check_keys(model.canon());
   RequantizePlan plan;
   plan.from_bits.assign(model.records().size(), 0);

@@ -1,7 +1,5 @@
 #include "cact/width_map.h"
 
-#include <set>
-
 #include "cact/codec.h"
 #include "cact/error.h"
 
@@ -37,17 +35,13 @@ void keys_of(std::string_view name, std::string_view out[4], size_t& count) {
 
 WidthMap::WidthMap() {
   *this = parse(kShipped);
-  user_keys_.clear();
+  layers_.back().built_in = true;
 }
 
-WidthMap WidthMap::parse(std::string_view text) {
-  WidthMap m = WidthMap::empty();
-  return m.with(text);
-}
+WidthMap WidthMap::parse(std::string_view text) { return WidthMap(EmptyTag{}).with(text); }
 
 WidthMap WidthMap::with(std::string_view text) const {
-  WidthMap m = *this;
-  std::set<std::string, std::less<>> given;  // keys of this text: a repeat would silently keep the last
+  Layer layer;
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view item = trim(text.substr(0, comma));
@@ -55,28 +49,33 @@ WidthMap WidthMap::with(std::string_view text) const {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) fail("bits map: '" + std::string(item) + "' is not key=width");
-    const std::string_view key = trim(item.substr(0, eq));
+    const std::string key(trim(item.substr(0, eq)));
     if (key.empty()) fail("bits map: '" + std::string(item) + "' has an empty key");
-    if (!given.emplace(key).second) fail("bits map: key '" + std::string(key) + "' is given more than once");
-    m.entries_[std::string(key)] = parse_width(key, trim(item.substr(eq + 1)));
-    m.user_keys_.insert(std::string(key));
+    // A repeat would silently keep the last.
+    if (layer.entries.contains(key)) fail("bits map: key '" + key + "' is given more than once");
+    layer.entries[key] = parse_width(key, trim(item.substr(eq + 1)));
   }
+  WidthMap m = *this;
+  if (!layer.entries.empty()) m.layers_.push_back(std::move(layer));
   return m;
 }
 
 void WidthMap::check_keys(const Canon& canon) const {
-  for (const auto& [key, bits] : entries_) {
-    if (key == "default" || !user_keys_.count(key)) continue;
-    bool used = false;
-    for (const TensorSpec& s : canon.specs()) {
-      if (s.dtype != Dtype::CQ) continue;
-      std::string_view keys[4];
-      size_t n;
-      keys_of(s.name, keys, n);
-      for (size_t i = 0; i < n && !used; ++i) used = keys[i] == key;
-      if (used) break;
+  for (const Layer& layer : layers_) {
+    if (layer.built_in) continue;
+    for (const auto& [key, bits] : layer.entries) {
+      if (key == "default") continue;
+      bool used = false;
+      for (const TensorSpec& s : canon.specs()) {
+        if (s.dtype != Dtype::CQ) continue;
+        std::string_view keys[4];
+        size_t n;
+        keys_of(s.name, keys, n);
+        for (size_t i = 0; i < n && !used; ++i) used = keys[i] == key;
+        if (used) break;
+      }
+      if (!used) fail("bits map: key '" + key + "' names no CQ tensor of this archive");
     }
-    if (!used) fail("bits map: key '" + key + "' names no CQ tensor of this archive");
   }
 }
 
@@ -84,13 +83,15 @@ std::optional<uint32_t> WidthMap::find(std::string_view name) const {
   std::string_view keys[4];
   size_t n;
   keys_of(name, keys, n);
-  for (size_t i = 0; i < n; ++i) {
-    const auto it = entries_.find(std::string(keys[i]));
-    if (it != entries_.end()) return it->second;
+  for (auto layer = layers_.rbegin(); layer != layers_.rend(); ++layer) {
+    for (size_t i = 0; i < n; ++i) {
+      const auto it = layer->entries.find(std::string(keys[i]));
+      if (it != layer->entries.end()) return it->second;
+    }
+    const auto it = layer->entries.find("default");
+    if (it != layer->entries.end()) return it->second;
   }
-  const auto it = entries_.find("default");
-  if (it == entries_.end()) return std::nullopt;
-  return it->second;
+  return std::nullopt;
 }
 
 uint32_t WidthMap::bits_for(std::string_view name) const {
@@ -101,9 +102,13 @@ uint32_t WidthMap::bits_for(std::string_view name) const {
 
 std::string WidthMap::to_string() const {
   std::string s;
-  for (const auto& [key, bits] : entries_) {
-    if (!s.empty()) s += ",";
-    s += key + "=" + (bits == codec::kTernary ? std::string("ternary") : std::to_string(bits));
+  for (auto layer = layers_.rbegin(); layer != layers_.rend(); ++layer) {
+    if (!s.empty()) s += " over ";
+    bool first = true;
+    for (const auto& [key, bits] : layer->entries) {
+      s += (first ? "" : ",") + key + "=" + (bits == codec::kTernary ? std::string("ternary") : std::to_string(bits));
+      first = false;
+    }
   }
   return s;
 }
