@@ -16,7 +16,7 @@ build="${CACT_TSAN_BUILD:-$root/build/tsan}"
 jobs="${CACT_TSAN_JOBS:-$(nproc)}"
 regex="${1:-^(interchange|model|tools|engine|capi|serve_endpoints)$}"
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_TSAN=ON -DCACT_BENCH=OFF >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_WERROR=ON -DCACT_TSAN=ON -DCACT_BENCH=OFF >/dev/null
 targets=()
 for suite in interchange model tools engine capi; do
   [[ "$suite" =~ ${regex//[\^\$()]/} ]] && targets+=("test_$suite")
