@@ -14,7 +14,7 @@ budget=1000000
 if [[ ${1:-} == --aarch64 ]]; then
   root=$(cd "$(dirname "$0")/.." && pwd)
   build=${BUILD_DIR:-$root/build-arm}
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCACT_WERROR=ON \
     -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" -DCACT_KERNELS_ONLY=OFF -DCACT_ENGINE_ONLY=ON >/dev/null
   cmake --build "$build" -j"${JOBS:-2}" --target cact_shared >/dev/null
   exec "$0" "$(find "$build/libcact" -maxdepth 1 -name 'libcact.so.*.*.*' | head -1)" aarch64-linux-gnu-strip

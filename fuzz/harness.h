@@ -1,7 +1,7 @@
 #pragma once
 // What each fuzz target does with one input, shared by the libFuzzer entry
 // points (fuzz/fuzz_*.cpp) and the regression replay in the normal test suite
-// (tests/container/fuzz_regressions.cpp). A harness returns normally when the
+// (tests/container/fuzz_regressions_test.cpp). A harness returns normally when the
 // input was handled cleanly: accepted, or refused with a cact::Error. Anything
 // else (another exception, a failed invariant, a sanitizer report) is a bug.
 //

@@ -2,7 +2,7 @@
 # Installs the Debian packages that building cact, its tests and running the
 # tools need. Idempotent; used by the README's commands. Needs root (or sudo).
 # CI's extra tools (clang, sanitizer runtimes, valgrind, the aarch64 cross
-# compiler and qemu) are scripts/install_ci_deps.sh's, which names them here.
+# compiler and qemu, clang-format) are scripts/install_ci_deps.sh's, which names them here.
 #   scripts/install_deps.sh [PACKAGE...]    default: the build and run packages
 set -euo pipefail
 packages=(

@@ -2,7 +2,7 @@
 # ThreadSanitizer build of the multi-threaded code and its tests: the CQ
 # quantiser's worker pool (tests/interchange), the synthetic archive builder
 # (tests/model), the tools that take --threads (tests/tools) and the engine's
-# session pool (tests/engine/threads.cpp: threaded prefill and decode, two
+# session pool (tests/engine/threads_test.cpp: threaded prefill and decode, two
 # sessions of one Engine in two threads) and the C API (tests/capi: one engine
 # and tokenizer shared by sessions and chats on many threads) and cact-serve
 # (serve_endpoints: concurrent requests on its session pool). Any data
@@ -16,7 +16,7 @@ build="${CACT_TSAN_BUILD:-$root/build/tsan}"
 jobs="${CACT_TSAN_JOBS:-$(nproc)}"
 regex="${1:-^(interchange|model|tools|engine|capi|serve_endpoints)$}"
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_TSAN=ON -DCACT_BENCH=OFF >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_WERROR=ON -DCACT_TSAN=ON -DCACT_BENCH=OFF >/dev/null
 targets=()
 for suite in interchange model tools engine capi; do
   [[ "$suite" =~ ${regex//[\^\$()]/} ]] && targets+=("test_$suite")

@@ -13,7 +13,7 @@ jobs="${CACT_VALGRIND_JOBS:-$(nproc)}"
 model="$root/models/license-tiny.cact"
 command -v valgrind >/dev/null || { echo "valgrind_run.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_TESTS=OFF -DCACT_BENCH=OFF >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCACT_WERROR=ON -DCACT_TESTS=OFF -DCACT_BENCH=OFF >/dev/null
 cmake --build "$build" --target cact-run cact-inspect -j"$jobs"
 
 vg=(valgrind --tool=memcheck --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite

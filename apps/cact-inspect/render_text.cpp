@@ -22,7 +22,7 @@ void summary(std::string& o, const Report& r) {
                    h.sliding_window ? std::to_string(h.sliding_window) : std::string("none (all global)"),
                    h.sliding_window ? join(s.global_layers) : std::string("all"), h.rope_theta, h.qkv_conv_taps);
   o += fmt::format("residual   {} lanes (mHC); Hadamard MLP width {} ({}x{} by {}x{} factors{})\n", h.mhc_lanes, h.hada_n,
-                   h.hada_ba(), h.hada_ba(), h.hada_bb(), h.hada_bb(), m.canon().block_untied() ? ", block-untied" : "");
+                   h.hada_rows(), h.hada_rows(), h.hada_cols(), h.hada_cols(), m.canon().block_untied() ? ", block-untied" : "");
   if (h.num_engram_sites > 0) {
     std::vector<uint32_t> sites(h.engram_sites.begin(), h.engram_sites.begin() + h.num_engram_sites);
     std::vector<uint32_t> orders(h.engram_orders.begin(), h.engram_orders.begin() + h.num_engram_orders);

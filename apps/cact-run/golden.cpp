@@ -1,4 +1,4 @@
-// --dump-golden: the logits file behind tests/engine/golden_logits.cpp.
+// --dump-golden: the logits file behind tests/engine/golden_logits_test.cpp.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>

@@ -3,7 +3,7 @@
 // models/license-tiny.cact by mutating bytes (or, where the layout must stay
 // consistent, by re-emitting it with archive_bytes), and the exact first
 // message check_archive must give for it. Shared by the container tests
-// (malformed_*.cpp) and the tool tests (tests/tools/hostile_apps.cpp).
+// (malformed_*_test.cpp) and the tool tests (tests/tools/hostile_apps_test.cpp).
 //
 // Layout of the tiny archive (FORMAT.md): header 0..196, 28 f32 codebooks
 // 196..308, 130 records of 44 bytes 308..6028, blobs from 6080, 64-aligned.

@@ -121,6 +121,12 @@ class ChatSession {
   std::unique_ptr<Impl> impl_;
 };
 
+// The ids of a conversation's first turn (the system text, the tool list and one
+// user query, up to "<|im_start|>assistant\n") as ChatSession::ask feeds them.
+// Throws cact::Error when the tokenizer lacks a marker of the chat format.
+std::vector<int32_t> render_first_turn(const Tokenizer& tok, std::string_view system, const ToolList& tools,
+                                       std::string_view query);
+
 // The answer envelope of docs/TOOLS.md ("schema_version" 1): text, reasoning,
 // function_calls, suppressed_calls, validation, confidence, stop, tokens, timings.
 std::string answer_json(const Answer& a);

@@ -65,9 +65,10 @@ struct Header {
   uint32_t max_engram_order() const;
   // Engram site index of a layer, or -1.
   int site_of_layer(uint32_t layer) const;
-  // Hadamard-MLP factor sizes: ba = 1 << (bit_length(N-1)/2), bb = N/ba.
-  uint32_t hada_ba() const;
-  uint32_t hada_bb() const { return hada_n / hada_ba(); }
+  // The Hadamard MLP views a width-N vector as a rows × cols matrix (MODEL.md ba × bb):
+  // rows = 1 << (bit_length(N-1)/2), cols = N/rows.
+  uint32_t hada_rows() const;
+  uint32_t hada_cols() const { return hada_n / hada_rows(); }
 };
 static_assert(sizeof(Header) == kHeaderBytes, "Header must mirror the 196-byte file layout");
 

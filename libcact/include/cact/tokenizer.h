@@ -29,6 +29,9 @@ struct TokenizerModel {
 // Parse a RAW blob strictly (every size checked; cact::Error names what lies).
 TokenizerModel parse_tokenizer_blob(std::span<const uint8_t> blob);
 std::vector<uint8_t> serialize_tokenizer(const TokenizerModel& model);
+// The invariants every TokenizerModel holds (parsed, imported or built in code):
+// throws cact::Error("<who>: <what is wrong>") on the first one broken.
+void check_tokenizer_model(const TokenizerModel& model, std::string_view who);
 
 class Tokenizer {
  public:

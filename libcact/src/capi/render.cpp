@@ -1,8 +1,8 @@
 // cact_chat_render: the ids of a conversation's first turn, as cact_chat_ask feeds them.
+#include "cact/chat.h"
 #include "cact/error.h"
 #include "capi/handles.h"
 #include "capi/options.h"
-#include "chat/render.h"
 
 using cact::capi::fail_with;
 using cact::capi::guarded;
@@ -24,12 +24,9 @@ cact_status cact_chat_render(const cact_tokenizer* tokenizer, const char* system
         fail_with(CACT_ERROR_BAD_TOOLS, e.what());
       }
     }
-    const cact::chat::ChatMarkers markers(tok);  // UNSUPPORTED: not a chat model's tokenizer
-    std::vector<int32_t> out = cact::chat::render_prefix(tok, markers, system == nullptr ? "" : system, tools.compact_json);
-    {
-      cact::chat::PromptBuilder b(tok, markers, out);
-      cact::chat::render_user_turn(b, markers, query, /*first=*/true, /*after_answer=*/false);
-    }
+    // UNSUPPORTED (guarded's default) when it is not a chat model's tokenizer.
+    const std::vector<int32_t> out =
+        cact::chat::render_first_turn(tok, system == nullptr ? "" : system, tools, query);
     cact::capi::copy_out(out.data(), out.size(), ids, capacity, count, "ids");
   });
 }

@@ -121,4 +121,15 @@ void render_turns(PromptBuilder& b, const ChatMarkers& m, const std::vector<Turn
   }
 }
 
+std::vector<int32_t> render_first_turn(const Tokenizer& tok, std::string_view system, const ToolList& tools,
+                                       std::string_view query) {
+  const ChatMarkers markers(tok);
+  std::vector<int32_t> out = render_prefix(tok, markers, system, tools.compact_json);
+  {
+    PromptBuilder b(tok, markers, out);
+    render_user_turn(b, markers, query, /*first=*/true, /*after_answer=*/false);
+  }
+  return out;
+}
+
 }  // namespace cact::chat

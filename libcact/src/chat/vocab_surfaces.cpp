@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "text/utf8.h"
+#include "base/utf8.h"
 
 namespace cact::chat {
 
@@ -20,9 +20,9 @@ std::string rendered(const Tokenizer& tok, int32_t id) {
   if (type != PieceType::Normal && type != PieceType::UserDefined) return std::string(raw);
   std::string out;
   for (size_t i = 0; i < raw.size();) {
-    if (raw.substr(i).starts_with(text::kSpaceMark)) {
+    if (raw.substr(i).starts_with(kSpaceMark)) {
       out += ' ';
-      i += text::kSpaceMark.size();
+      i += kSpaceMark.size();
     } else {
       out += raw[i++];
     }
@@ -37,7 +37,7 @@ uint32_t plain_string_code_points(std::string_view bytes) {
   for (size_t i = 0; i < bytes.size(); ++cps) {
     const auto c = static_cast<uint8_t>(bytes[i]);
     if (c == '"' || c == '\\' || c < 0x20) return 0;
-    const size_t len = text::valid_utf8_len(bytes.substr(i));
+    const size_t len = valid_utf8_len(bytes.substr(i));
     if (len == 0) return 0;
     i += len;
   }

@@ -48,7 +48,7 @@ int Header::site_of_layer(uint32_t layer) const {
   return -1;
 }
 
-uint32_t Header::hada_ba() const {
+uint32_t Header::hada_rows() const {
   if (hada_n < 2) return 1;
   const uint32_t bit_length = uint32_t(std::bit_width(hada_n - 1));
   return 1u << (bit_length / 2);

@@ -52,16 +52,16 @@ void Forward::attention(uint32_t l, uint32_t count) {
   const Geometry& g = w.g;
   const LayerWeights& lw = w.layers[l];
   LayerState& st = layers_[l];
-  Workspace& ws = ws_;
+  Workspace::Attention& ws = ws_.attention;
   const uint32_t qdim = g.qdim(), kdim = g.kdim(), vdim = g.vdim(), odim = g.odim(), half = g.dq / 2;
 
   // q, k, v and the gate all read the same prepared a = norm(u; norm_in)
-  // (ws.in_a, loaded by layer()).
+  // (input_prepared, loaded by layer()).
   const bool taps = g.T > 0;
-  linear_.apply_many(ws.in_a, {{&lw.q_proj, 0, lw.q_proj.out, taps ? st.q.input() : ws.q.data(), qdim},
-                               {&lw.k_proj, 0, lw.k_proj.out, taps ? st.k.input() : ws.k.data(), kdim},
-                               {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
-                               {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
+  linear_.apply_many(ws.input_prepared, {{&lw.q_proj, 0, lw.q_proj.out, taps ? st.q.input() : ws.q.data(), qdim},
+                                        {&lw.k_proj, 0, lw.k_proj.out, taps ? st.k.input() : ws.k.data(), kdim},
+                                        {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
+                                        {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
 
   // Per token (on the pool): the q/k/v taps, q/k norms and RoPE, the KV write
   // (distinct positions -> distinct cache rows).
@@ -101,9 +101,9 @@ void Forward::attention(uint32_t l, uint32_t count) {
     for (uint32_t c = 0; c < n; ++c) ranges[c].n = vis_.ranges(pos_ + c0 + c, lw.global, ranges[c].r);
     const size_t at = size_t(c0) * odim + size_t(kv) * group * g.dv, width = size_t(group) * g.dv;
     st.cache.attend_tokens(ws.q.data() + size_t(c0) * qdim + size_t(kv) * group * g.dq, qdim, n, group, kv, ranges,
-                           ws.att.data() + at, odim, ws.attend[t], isa_);
+                           ws.gated.data() + at, odim, ws.scratch[t], isa_);
     for (uint32_t c = 0; c < n; ++c) {
-      float* att = ws.att.data() + at + size_t(c) * odim;
+      float* att = ws.gated.data() + at + size_t(c) * odim;
       const float* gate = ws.gate.data() + at + size_t(c) * odim;
       if (reference) {
         mul_sigmoid<double>(att, gate, width);
@@ -112,8 +112,8 @@ void Forward::attention(uint32_t l, uint32_t count) {
       }
     }
   });
-  linear_.load(ws.in_o, ws.att.data(), odim, count);
-  linear_.apply(ws.in_o, lw.out_proj, ws.z.data(), g.D);
+  linear_.load(ws.gated_prepared, ws.gated.data(), odim, count);
+  linear_.apply(ws.gated_prepared, lw.out_proj, ws.out.data(), g.D);
 }
 
 }  // namespace cact::engine

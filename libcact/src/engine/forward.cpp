@@ -23,17 +23,42 @@ size_t cap_bytes(const std::vector<T>& v) {
 }
 }  // namespace
 
-size_t Workspace::bytes() const {
-  size_t b = cap_bytes(tokens) + cap_bytes(slots);
-  for (const auto* buf : {&lanes, &nx, &pre, &post, &res, &hpre, &hpost, &mix, &u, &u_in, &e, &ek, &ev, &a,
-                        &q, &k, &v, &gate, &att, &z, &m, &mlp, &fin, &cells, &rope_cos, &rope_sin}) {
+size_t Workspace::Engram::bytes() const {
+  return cap_bytes(tokens) + cap_bytes(slots) + cap_bytes(rows) + rows_prepared.bytes() + cap_bytes(key) +
+         cap_bytes(value);
+}
+
+size_t Workspace::Mhc::bytes() const {
+  size_t b = lanes_rms_prepared.bytes();
+  for (const auto* buf : {&lanes, &lanes_rms, &phi_pre, &phi_post, &phi_res, &hpre, &hpost, &mix, &block, &block_in}) {
     b += cap_bytes(*buf);
   }
-  for (const LinearInput* in : {&in_nx, &in_e, &in_a, &in_o, &in_fin}) b += in->bytes();
-  for (const HeadScratch& hs : heads) b += hs.bytes();
-  for (const HadaScratch& hs : hada) b += hs.bytes();
-  for (const AttendScratch& as : attend) b += as.bytes();
   return b;
+}
+
+size_t Workspace::Attention::bytes() const {
+  size_t b = input_prepared.bytes() + gated_prepared.bytes();
+  for (const auto* buf : {&input, &rope_cos, &rope_sin, &q, &k, &v, &gate, &gated, &out}) b += cap_bytes(*buf);
+  for (const AttendScratch& s : scratch) b += s.bytes();
+  return b;
+}
+
+size_t Workspace::Mlp::bytes() const {
+  size_t b = cap_bytes(input) + cap_bytes(out);
+  for (const HadaScratch& s : scratch) b += s.bytes();
+  return b;
+}
+
+size_t Workspace::Output::bytes() const { return cap_bytes(x) + x_prepared.bytes(); }
+
+size_t Workspace::Probe::bytes() const {
+  size_t b = cap_bytes(cells);
+  for (const Scratch& s : scratch) b += s.bytes();
+  return b;
+}
+
+size_t Workspace::bytes() const {
+  return engram.bytes() + mhc.bytes() + attention.bytes() + mlp.bytes() + output.bytes() + probe.bytes();
 }
 
 Forward::Forward(const Engine& engine, const SessionOptions& options)
@@ -46,7 +71,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   const Weights& w = *w_;
   const Geometry& g = w.g;
   untied_ = engine.model().canon().block_untied();
-  f32_ = engine.numerics() == Numerics::int8;
+  int8_numerics_ = engine.numerics() == Numerics::int8;
   isa_ = engine_vec_isa();
   keep_cells_ = options.keep_cells;
 
@@ -102,44 +127,59 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   history_ = g.max_order > 0 ? g.max_order - 1 : 0;
   Workspace& ws = ws_;
   const size_t D = g.D, n = g.n, L = g.L;
-  ws.tokens.assign(history_ + C, 0);
-  ws.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
-  ws.lanes.assign(C * n * D, 0.0f);
-  ws.nx.assign(C * n * D, 0.0f);
-  ws.pre.assign(C * L * n, 0.0f);
-  ws.post.assign(C * L * n, 0.0f);
-  ws.res.assign(C * L * n * n, 0.0f);
-  ws.hpre.assign(C * n, 0.0f);
-  ws.hpost.assign(C * n, 0.0f);
-  ws.mix.assign(C * n * n, 0.0f);
-  for (auto* v : {&ws.u, &ws.u_in, &ws.ek, &ws.ev, &ws.a, &ws.z, &ws.m, &ws.fin}) v->assign(C * D, 0.0f);
-  ws.e.assign(size_t(C) * g.E * g.sd, 0.0f);
-  ws.q.assign(size_t(C) * g.qdim(), 0.0f);
-  ws.k.assign(size_t(C) * g.kdim(), 0.0f);
-  ws.v.assign(size_t(C) * g.vdim(), 0.0f);
-  ws.gate.assign(size_t(C) * g.odim(), 0.0f);
-  ws.att.assign(size_t(C) * g.odim(), 0.0f);
-  ws.mlp.assign(C * D, 0.0f);
-  ws.cells.assign(C * (L + 1) * D, 0.0f);
-  ws.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
-  ws.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
-  linear_.reserve(ws.in_nx, g.n * g.D, C);
-  linear_.reserve(ws.in_e, g.E * g.sd, C);
-  linear_.reserve(ws.in_a, g.D, C);
-  linear_.reserve(ws.in_o, g.odim(), C);
-  linear_.reserve(ws.in_fin, g.D, C);
-  ws.heads.resize(pools_.empty() ? 0 : T);
+  Workspace::Engram& eg = ws.engram;
+  eg.tokens.assign(history_ + C, 0);
+  eg.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
+  eg.rows.assign(size_t(C) * g.E * g.sd, 0.0f);
+  linear_.reserve(eg.rows_prepared, g.E * g.sd, C);
+  eg.key.assign(C * D, 0.0f);
+  eg.value.assign(C * D, 0.0f);
+
+  Workspace::Mhc& mhc = ws.mhc;
+  mhc.lanes.assign(C * n * D, 0.0f);
+  mhc.lanes_rms.assign(C * n * D, 0.0f);
+  linear_.reserve(mhc.lanes_rms_prepared, g.n * g.D, C);
+  mhc.phi_pre.assign(C * L * n, 0.0f);
+  mhc.phi_post.assign(C * L * n, 0.0f);
+  mhc.phi_res.assign(C * L * n * n, 0.0f);
+  mhc.hpre.assign(C * n, 0.0f);
+  mhc.hpost.assign(C * n, 0.0f);
+  mhc.mix.assign(C * n * n, 0.0f);
+  mhc.block.assign(C * D, 0.0f);
+  mhc.block_in.assign(C * D, 0.0f);
+
+  Workspace::Attention& att = ws.attention;
+  att.input.assign(C * D, 0.0f);
+  linear_.reserve(att.input_prepared, g.D, C);
+  att.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
+  att.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
+  att.q.assign(size_t(C) * g.qdim(), 0.0f);
+  att.k.assign(size_t(C) * g.kdim(), 0.0f);
+  att.v.assign(size_t(C) * g.vdim(), 0.0f);
+  att.gate.assign(size_t(C) * g.odim(), 0.0f);
+  att.gated.assign(size_t(C) * g.odim(), 0.0f);
+  linear_.reserve(att.gated_prepared, g.odim(), C);
+  att.out.assign(C * D, 0.0f);
+  att.scratch.resize(T);
+  for (AttendScratch& a : att.scratch) a.reserve(widest, g.dq, g.dv);
+
+  ws.mlp.input.assign(C * D, 0.0f);
+  ws.mlp.out.assign(C * D, 0.0f);
+  ws.mlp.scratch.resize(T);
+  for (HadaScratch& h : ws.mlp.scratch) h.reserve(g.N, kMlpBlock);
+
+  ws.output.x.assign(C * D, 0.0f);
+  linear_.reserve(ws.output.x_prepared, g.D, C);
+
+  ws.probe.cells.assign(C * (L + 1) * D, 0.0f);
+  ws.probe.scratch.resize(pools_.empty() ? 0 : T);
   const uint32_t fold = std::max(C, kHeadBatch);
-  for (Workspace::HeadScratch& hs : ws.heads) {
-    linear_.reserve(hs.in, g.D, fold);
-    hs.gather.assign(fold * D, 0.0f);
-    hs.scores.assign(size_t(fold) * head_rows, 0.0f);
+  for (Workspace::Probe::Scratch& ps : ws.probe.scratch) {
+    linear_.reserve(ps.in, g.D, fold);
+    ps.gather.assign(fold * D, 0.0f);
+    ps.scores.assign(size_t(fold) * head_rows, 0.0f);
   }
   if (!pools_.empty()) head_backlog_.assign(size_t(kHeadBatch) * (L + 1) * D, 0.0f);
-  ws.hada.resize(T);
-  for (HadaScratch& h : ws.hada) h.reserve(g.N, kMlpBlock);
-  ws.attend.resize(T);
-  for (AttendScratch& a : ws.attend) a.reserve(widest, g.dq, g.dv);
   last_logits_.assign(g.out_rows, 0.0f);
   reset();
 }
@@ -155,7 +195,7 @@ void Forward::reset() {
   for (SiteState& s : sites_) s.value.reset();
   for (HeadPool& p : pools_) p.reset();
   backlog_tokens_ = 0;
-  std::fill(ws_.tokens.begin(), ws_.tokens.end(), 0);
+  std::fill(ws_.engram.tokens.begin(), ws_.engram.tokens.end(), 0);
   kept_cells_.clear();
 }
 
@@ -171,7 +211,7 @@ void Forward::copy_state(const Forward& src) {
   pools_ = src.pools_;
   head_backlog_ = src.head_backlog_;
   backlog_tokens_ = src.backlog_tokens_;
-  std::copy_n(src.ws_.tokens.begin(), history_, ws_.tokens.begin());
+  std::copy_n(src.ws_.engram.tokens.begin(), history_, ws_.engram.tokens.begin());
   last_logits_ = src.last_logits_;
   has_logits_ = src.has_logits_;
   kept_cells_ = src.kept_cells_;
@@ -206,7 +246,7 @@ void Forward::feed_heads(const float* cells, uint32_t count) {
 }
 
 // A single token fed to the heads (a decode step) writes its cells into the
-// backlog's next slot; anything else into ws.cells, fed to the heads at the
+// backlog's next slot; anything else into ws.probe.cells, fed to the heads at the
 // end of run(). Returns whether the cells go to the backlog.
 bool Forward::place_cells(uint32_t count) {
   const size_t rows = w_->g.cell_rows(), D = w_->g.D;
@@ -217,7 +257,7 @@ bool Forward::place_cells(uint32_t count) {
     cells_ = head_backlog_.data() + size_t(backlog_tokens_) * D;
     cell_row_stride_ = size_t(kHeadBatch) * D;
   } else {
-    cells_ = ws_.cells.data();
+    cells_ = ws_.probe.cells.data();
     cell_row_stride_ = D;
   }
   return to_backlog;
@@ -236,12 +276,12 @@ void Forward::fold_heads(const float* cells, uint32_t count, size_t token_stride
   const uint32_t rows = w_->g.cell_rows();
   const auto head_row = [&](uint32_t task, uint32_t t) {
     HeadPool& p = pools_[task / rows];
-    Workspace::HeadScratch& hs = ws_.heads[t];
+    Workspace::Probe::Scratch& hs = ws_.probe.scratch[t];
     const uint32_t r = task % rows;
     p.add_row(r, cells + r * row_stride, count, token_stride, linear_, hs.in, hs.gather, hs.scores);
   };
   const auto tasks = uint32_t(pools_.size() * rows);
-  if (f32_) {
+  if (int8_numerics_) {
     pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
   } else {
     for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
@@ -266,21 +306,21 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   const size_t D = g.D, n = g.n, L = g.L, rows = L + 1;
 
   // Token history; then per token (on the pool): engram slots, embedding, RoPE tables.
-  for (uint32_t c = 0; c < count; ++c) ws.tokens[history_ + c] = tokens[c];
+  for (uint32_t c = 0; c < count; ++c) ws.engram.tokens[history_ + c] = tokens[c];
   const double scale = std::sqrt(double(D));
   const uint32_t half = g.dq / 2;
   const bool cells_in_backlog = place_cells(count);
   pool_->run(count, [&](uint32_t c, uint32_t) {
-    const int32_t* tok = ws.tokens.data() + history_ + c;
-    if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.slots.data() + size_t(c) * g.E);
+    const int32_t* tok = ws.engram.tokens.data() + history_ + c;
+    if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.engram.slots.data() + size_t(c) * g.E);
     float* x0 = cell(c, 0);
     linear_.row(w.embedding, uint32_t(*tok), x0);
     for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
-    for (size_t j = 0; j < n; ++j) std::memcpy(ws.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
+    for (size_t j = 0; j < n; ++j) std::memcpy(ws.mhc.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
     for (uint32_t i = 0; i < half; ++i) {
       const double angle = double(pos_ + c) * w.rope_freq[i];
-      ws.rope_cos[size_t(c) * half + i] = float(std::cos(angle));
-      ws.rope_sin[size_t(c) * half + i] = float(std::sin(angle));
+      ws.attention.rope_cos[size_t(c) * half + i] = float(std::cos(angle));
+      ws.attention.rope_sin[size_t(c) * half + i] = float(std::sin(angle));
     }
   });
 
@@ -288,14 +328,15 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
 
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
-  linear_.load(ws.in_fin, ws.fin.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
+  Workspace::Output& out = ws.output;
+  linear_.load(out.x_prepared, out.x.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
     const size_t c = first + i;
-    zc_norm(f32_, cell(c, L), w.final_norm.data(), D, ws.fin.data() + c * D);
+    zc_norm(int8_numerics_, cell(c, L), w.final_norm.data(), D, out.x.data() + c * D);
   });
   // Straight into the caller's rows, or into last_logits_ (no chunk-sized
   // logits buffer: 32 KiB per token of max_chunk on needle3).
   float* const y = all_logits != nullptr ? all_logits : last_logits_.data();
-  linear_.apply(ws.in_fin, w.embedding, 0, g.out_rows, y, g.out_rows);
+  linear_.apply(out.x_prepared, w.embedding, 0, g.out_rows, y, g.out_rows);
   if (all_logits != nullptr) {
     std::memcpy(last_logits_.data(), all_logits + size_t(count - 1) * g.out_rows, g.out_rows * sizeof(float));
   }
@@ -304,12 +345,14 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   if (cells_in_backlog) {
     ++backlog_tokens_;
   } else {
-    feed_heads(ws.cells.data(), count);
+    feed_heads(ws.probe.cells.data(), count);
   }
-  if (keep_cells_) kept_cells_.insert(kept_cells_.end(), ws.cells.begin(), ws.cells.begin() + size_t(count) * rows * D);
+  if (keep_cells_) {
+    kept_cells_.insert(kept_cells_.end(), ws.probe.cells.begin(), ws.probe.cells.begin() + size_t(count) * rows * D);
+  }
 
   // Slide the token history.
-  if (history_ > 0) std::memmove(ws.tokens.data(), ws.tokens.data() + count, history_ * sizeof(int32_t));
+  if (history_ > 0) std::memmove(ws.engram.tokens.data(), ws.engram.tokens.data() + count, history_ * sizeof(int32_t));
   pos_ += count;
 }
 
@@ -317,27 +360,33 @@ void Forward::layer(uint32_t l, uint32_t count) {
   const Weights& w = *w_;
   const Geometry& g = w.g;
   const LayerWeights& lw = w.layers[l];
-  Workspace& ws = ws_;
+  Workspace::Mhc& mhc = ws_.mhc;
+  Workspace::Engram& eg = ws_.engram;
+  Workspace::Attention& att = ws_.attention;
+  Workspace::Mlp& mlp = ws_.mlp;
   const size_t D = g.D, n = g.n, L = g.L, nD = n * D;
 
   // mHC: one rms-normalised concat of the lanes, read by the three Φ matrices.
   // Per-token work runs over the pool by token (each token's values are computed
   // by the same operations whichever thread runs it).
   ThreadPool& pool = *pool_;
-  if (lw.site >= 0) engram_prefetch(w.sites[uint32_t(lw.site)], g, ws.slots.data(), count);
-  linear_.load(ws.in_nx, ws.nx.data(), uint32_t(nD), count,
-               [&](uint32_t c, uint32_t) { rms(f32_, ws.lanes.data() + c * nD, nD, ws.nx.data() + c * nD); });
+  if (lw.site >= 0) engram_prefetch(w.sites[uint32_t(lw.site)], g, eg.slots.data(), count);
+  linear_.load(mhc.lanes_rms_prepared, mhc.lanes_rms.data(), uint32_t(nD), count,
+               [&](uint32_t c, uint32_t) {
+                 rms(int8_numerics_, mhc.lanes.data() + c * nD, nD, mhc.lanes_rms.data() + c * nD);
+               });
   const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
-  linear_.apply_small(ws.in_nx, {{&w.phi_pre, ln, ln + uint32_t(n), ws.pre.data(), L * n},
-                                 {&w.phi_post, ln, ln + uint32_t(n), ws.post.data(), L * n},
-                                 {&w.phi_res, lnn, lnn + uint32_t(n * n), ws.res.data(), L * n * n}});
+  linear_.apply_small(mhc.lanes_rms_prepared,
+                      {{&w.phi_pre, ln, ln + uint32_t(n), mhc.phi_pre.data(), L * n},
+                       {&w.phi_post, ln, ln + uint32_t(n), mhc.phi_post.data(), L * n},
+                       {&w.phi_res, lnn, lnn + uint32_t(n * n), mhc.phi_res.data(), L * n * n}});
   pool.run(count, [&](uint32_t c, uint32_t) {
-    MhcCoefficients co{ws.hpre.data() + c * n, ws.hpost.data() + c * n, ws.mix.data() + c * n * n};
-    mhc_coefficients(w, l, ws.pre.data() + c * L * n + l * n, ws.post.data() + c * L * n + l * n,
-                     ws.res.data() + c * L * n * n + l * n * n, co, f32_);
-    float* u = ws.u.data() + c * D;
-    mhc_pre(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, co.hpre, u, f32_, isa_);
-    std::memcpy(ws.u_in.data() + c * D, u, D * sizeof(float));
+    MhcCoefficients co{mhc.hpre.data() + c * n, mhc.hpost.data() + c * n, mhc.mix.data() + c * n * n};
+    mhc_coefficients(w, l, mhc.phi_pre.data() + c * L * n + l * n, mhc.phi_post.data() + c * L * n + l * n,
+                     mhc.phi_res.data() + c * L * n * n + l * n * n, co, int8_numerics_);
+    float* u = mhc.block.data() + c * D;
+    mhc_pre(uint32_t(n), uint32_t(D), mhc.lanes.data() + c * nD, co.hpre, u, int8_numerics_, isa_);
+    std::memcpy(mhc.block_in.data() + c * D, u, D * sizeof(float));
   });
 
   // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).
@@ -346,13 +395,13 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // (At a site, each token's value conv row is computed here too, on the pool.)
   CausalConv* conv = lw.site >= 0 ? &sites_[uint32_t(lw.site)].value : nullptr;
   const float* taps = lw.site >= 0 ? w.sites[uint32_t(lw.site)].taps.data() : nullptr;
-  linear_.load(ws.in_a, ws.a.data(), g.D, count, [&](uint32_t c, uint32_t) {
-    float* u = ws.u.data() + c * D;
+  linear_.load(att.input_prepared, att.input.data(), g.D, count, [&](uint32_t c, uint32_t) {
+    float* u = mhc.block.data() + c * D;
     if (conv != nullptr) {
-      conv->rows(taps, c, ws.ev.data() + c * D);
-      engram_update(u, ws.ek.data() + c * D, ws.ev.data() + c * D, g.D);
+      conv->rows(taps, c, eg.value.data() + c * D);
+      engram_update(u, eg.key.data() + c * D, eg.value.data() + c * D, g.D);
     }
-    zc_norm(f32_, u, lw.norm_in.data(), D, ws.a.data() + c * D);
+    zc_norm(int8_numerics_, u, lw.norm_in.data(), D, att.input.data() + c * D);
   });
   if (conv != nullptr) conv->slide(count);
   attention(l, count);
@@ -364,26 +413,26 @@ void Forward::layer(uint32_t l, uint32_t count) {
   pool.run((count + kMlpBlock - 1) / kMlpBlock, [&](uint32_t b, uint32_t t) {
     const uint32_t c0 = b * kMlpBlock, c1 = std::min(count, c0 + kMlpBlock);
     for (size_t c = c0; c < c1; ++c) {
-      float* u = ws.u.data() + c * D;
-      float* m = ws.m.data() + c * D;
-      zc_norm(f32_, ws.z.data() + c * D, lw.post_norm.data(), D, m);
+      float* u = mhc.block.data() + c * D;
+      float* m = mlp.input.data() + c * D;
+      zc_norm(int8_numerics_, att.out.data() + c * D, lw.post_norm.data(), D, m);
       for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * m[i];
-      zc_norm(f32_, u, lw.pre_hada.data(), D, m);
+      zc_norm(int8_numerics_, u, lw.pre_hada.data(), D, m);
     }
-    float* m0 = ws.m.data() + c0 * D;
-    float* mlp0 = ws.mlp.data() + c0 * D;
-    if (f32_) {
-      hadamard_mlp<float>(w, l, untied_, m0, D, c1 - c0, mlp0, D, ws.hada[t], isa_);
+    float* m0 = mlp.input.data() + c0 * D;
+    float* out0 = mlp.out.data() + c0 * D;
+    if (int8_numerics_) {
+      hadamard_mlp<float>(w, l, untied_, m0, D, c1 - c0, out0, D, mlp.scratch[t], isa_);
     } else {
-      hadamard_mlp<double>(w, l, untied_, m0, D, c1 - c0, mlp0, D, ws.hada[t], isa_);
+      hadamard_mlp<double>(w, l, untied_, m0, D, c1 - c0, out0, D, mlp.scratch[t], isa_);
     }
     for (size_t c = c0; c < c1; ++c) {
-      float* u = ws.u.data() + c * D;
-      const float* mlp = ws.mlp.data() + c * D;
-      for (size_t i = 0; i < D; ++i) u[i] += mlp[i];
+      float* u = mhc.block.data() + c * D;
+      const float* mlp_out = mlp.out.data() + c * D;
+      for (size_t i = 0; i < D; ++i) u[i] += mlp_out[i];
       // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
-      mhc_post(uint32_t(n), uint32_t(D), ws.lanes.data() + c * nD, ws.mix.data() + c * n * n,
-               ws.hpost.data() + c * n, u, ws.u_in.data() + c * D, cell(c, l + 1), f32_,
+      mhc_post(uint32_t(n), uint32_t(D), mhc.lanes.data() + c * nD, mhc.mix.data() + c * n * n,
+               mhc.hpost.data() + c * n, u, mhc.block_in.data() + c * D, cell(c, l + 1), int8_numerics_,
                isa_);
     }
   });
@@ -393,14 +442,14 @@ void Forward::engram(uint32_t site, uint32_t count) {
   const Weights& w = *w_;
   const Geometry& g = w.g;
   const SiteWeights& sw = w.sites[site];
-  Workspace& ws = ws_;
+  Workspace::Engram& ws = ws_.engram;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  linear_.load(ws.in_e, ws.e.data(), uint32_t(width), count, [&](uint32_t c, uint32_t) {
-    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.e.data() + c * width);
+  linear_.load(ws.rows_prepared, ws.rows.data(), uint32_t(width), count, [&](uint32_t c, uint32_t) {
+    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.rows.data() + c * width);
   });
   // The value conv's rows are computed by layer() (with the per-token norm).
-  linear_.apply_many(ws.in_e, {{&sw.key_proj, 0, sw.key_proj.out, ws.ek.data(), D},
-                               {&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D}});
+  linear_.apply_many(ws.rows_prepared, {{&sw.key_proj, 0, sw.key_proj.out, ws.key.data(), D},
+                                       {&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D}});
 }
 
 }  // namespace cact::engine

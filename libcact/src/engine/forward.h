@@ -38,22 +38,79 @@ struct SiteState {
   CausalConv value;  // pre-conv engram values, dilation engram_conv_dilation
 };
 
-// Chunk working buffers ([count][width] row-major).
+// Chunk working buffers, one struct per stage of the forward pass (MODEL.md
+// "Forward pass"; symbols as there). Each buffer holds max_chunk rows,
+// [token][width] row-major; a LinearInput is a buffer prepared for products
+// (Linear::load).
 struct Workspace {
-  std::vector<int32_t> tokens;  // [max_order-1 history | chunk]
-  std::vector<int32_t> slots;   // [C][E]
-  std::vector<float> lanes, nx, pre, post, res, hpre, hpost, mix;
-  std::vector<float> u, u_in, e, ek, ev, a, q, k, v, gate, att, z, m, mlp, fin, cells;
-  std::vector<float> rope_cos, rope_sin;
-  LinearInput in_nx, in_e, in_a, in_o, in_fin;
-  struct HeadScratch {  // probe-head rows of a chunk (HeadPool::add_row)
-    LinearInput in;
-    std::vector<float> gather, scores;
-    size_t bytes() const { return in.bytes() + (gather.capacity() + scores.capacity()) * sizeof(float); }
+  // Engram inputs (step 2) and Block_l's engram update at a site.
+  struct Engram {
+    std::vector<int32_t> tokens;  // [max(order)-1 history | chunk] token ids
+    std::vector<int32_t> slots;   // [C][E] table row per table; -1: switched off
+    std::vector<float> rows;      // e: the picked table rows, E·sd
+    LinearInput rows_prepared;    // e, for key_proj and value_proj
+    std::vector<float> key;       // k = key_proj · e, D
+    std::vector<float> value;     // v': the value after its causal conv, D
+    size_t bytes() const;
   };
-  std::vector<HeadScratch> heads;  // per pool thread
-  std::vector<HadaScratch> hada;      // per pool thread
-  std::vector<AttendScratch> attend;  // per pool thread
+  // mHC around every block (step 3): the n lanes and the coefficients of layer l.
+  struct Mhc {
+    std::vector<float> lanes;        // X[0..n-1], n·D
+    std::vector<float> lanes_rms;    // nx = rms(concat X), n·D
+    LinearInput lanes_rms_prepared;  // nx, for the three Φ products
+    std::vector<float> phi_pre;      // Φpre nx of every layer, L·n
+    std::vector<float> phi_post;     // Φpost nx of every layer, L·n
+    std::vector<float> phi_res;      // Φres nx of every layer, L·n·n
+    std::vector<float> hpre, hpost;  // hpre, hpost of layer l, n
+    std::vector<float> mix;          // P = sinkhorn(R), n·n
+    std::vector<float> block;        // u = Σ hpre[j] X[j], updated in place to Block_l(u), D
+    std::vector<float> block_in;     // u as Block_l received it (y = Block_l(u) - u), D
+    size_t bytes() const;
+  };
+  // Attention_l(a).
+  struct Attention {
+    std::vector<float> input;               // a = norm(u; norm_in), D
+    LinearInput input_prepared;             // a, for q/k/v/gate_proj
+    std::vector<float> rope_cos, rope_sin;  // cos, sin of t·f_i, dq/2
+    std::vector<float> q, k, v;             // after taps, head norms and RoPE: H·dq, K·dq, K·dv
+    std::vector<float> gate;                // gate_proj a, H·dv
+    std::vector<float> gated;               // the heads' output, then o = out ⊙ σ(gate) in place, H·dv
+    LinearInput gated_prepared;             // o, for out_proj
+    std::vector<float> out;                 // z = out_proj o, D
+    std::vector<AttendScratch> scratch;     // per pool thread
+    size_t bytes() const;
+  };
+  // HadamardMLP_l(m).
+  struct Mlp {
+    // norm(z; post_norm) for the attention residual, then m = norm(u; pre_hada), D
+    std::vector<float> input;
+    std::vector<float> out;               // HadamardMLP_l(m), D
+    std::vector<HadaScratch> scratch;     // per pool thread
+    size_t bytes() const;
+  };
+  // Step 4: the logits' input.
+  struct Output {
+    std::vector<float> x;  // final_norm(mean X), D
+    LinearInput x_prepared;  // x, for the tied head
+    size_t bytes() const;
+  };
+  // Probe heads: what they fold (HeadPool::add_row).
+  struct Probe {
+    std::vector<float> cells;  // (L+1)·D: x, then mean X after each block
+    struct Scratch {  // one pool thread's rows
+      LinearInput in;
+      std::vector<float> gather, scores;
+      size_t bytes() const { return in.bytes() + (gather.capacity() + scores.capacity()) * sizeof(float); }
+    };
+    std::vector<Scratch> scratch;  // per pool thread
+    size_t bytes() const;
+  };
+  Engram engram;
+  Mhc mhc;
+  Attention attention;
+  Mlp mlp;
+  Output output;
+  Probe probe;
   size_t bytes() const;
 };
 
@@ -107,7 +164,7 @@ class Forward {
   std::unique_ptr<ThreadPool> pool_;
   Linear linear_;
   bool untied_ = false;
-  bool f32_ = false;  // int8 numerics: the per-token float work accumulates in float
+  bool int8_numerics_ = false;  // the per-token float work accumulates in float, not double
   VecIsa isa_ = VecIsa::base;
   bool keep_cells_ = false;
   uint32_t context_ = 0, max_chunk_ = 0, pos_ = 0, history_ = 0;
@@ -117,7 +174,7 @@ class Forward {
   std::vector<HeadPool> pools_;
   std::vector<float> head_backlog_;  // [L+1][kHeadBatch][D] cells
   uint32_t backlog_tokens_ = 0;
-  float* cells_ = nullptr;  // ws_.cells, or a decode step's backlog slot
+  float* cells_ = nullptr;  // ws_.probe.cells, or a decode step's backlog slot
   size_t cell_token_stride_ = 0, cell_row_stride_ = 0;
   Workspace ws_;
   std::vector<float> last_logits_;

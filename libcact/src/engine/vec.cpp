@@ -4,7 +4,7 @@
 #include <cstring>
 
 #if CACT_VEC_X86
-#include "kernels/cpu_features.h"
+#include "base/cpu_features.h"
 #endif
 
 namespace cact::engine {

@@ -36,8 +36,8 @@ Geometry geometry_of(const Header& h) {
   g.orders = h.num_engram_orders;
   for (uint32_t i = 0; i < g.orders && i < 4; ++i) g.order[i] = h.engram_orders[i];
   g.max_order = h.max_engram_order();
-  g.ba = h.hada_ba();
-  g.bb = h.hada_bb();
+  g.ba = h.hada_rows();
+  g.bb = h.hada_cols();
   g.rope_theta = h.rope_theta;
   if (h.num_engram_sites > 0) {
     if (g.orders == 0 || g.E % g.orders != 0) fail("header: num_engram_tables must be a multiple of num_engram_orders");

@@ -2,7 +2,7 @@
 // flags only: it must run anywhere, so it only reads CPU features and takes
 // the addresses of the constant-initialised tables in avx2.cpp / neon*.cpp.
 // Rules: docs/KERNELS.md "Dispatch".
-#include "kernels/cpu_features.h"
+#include "base/cpu_features.h"
 #include "kernels/simd_common.h"
 #include "kernels/simd_tables.h"
 

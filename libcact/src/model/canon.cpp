@@ -76,7 +76,7 @@ size_t Canon::find(std::string_view name) const {
 void Canon::build_core(const Header& h, bool block_untied) {
   const uint32_t D = h.d_model, H = h.num_heads, K = h.num_kv_heads, dq = h.qk_head_dim, dv = h.v_head_dim;
   const uint32_t L = h.num_layers, n = h.mhc_lanes, N = h.hada_n, T = h.qkv_conv_taps;
-  const uint32_t ba = h.hada_ba(), bb = h.hada_bb();
+  const uint32_t ba = h.hada_rows(), bb = h.hada_cols();
   block_untied_ = block_untied;
   per_layer_ = T > 0 ? 27 : 24;
   specs_.clear();

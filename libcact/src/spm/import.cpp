@@ -10,7 +10,7 @@
 #include "cact/mapped_file.h"
 #include "cact/spm_import.h"
 #include "spm/proto_reader.h"
-#include "text/model_check.h"
+#include "base/quote.h"
 
 namespace cact {
 namespace {
@@ -208,14 +208,14 @@ TokenizerModel import_sentencepiece_proto(std::string_view serialized, std::stri
       case kUserDefined: p.type = PieceType::UserDefined; break;
       case kByte: p.type = PieceType::Byte; break;
       case kUnused:
-        fail(who + ": piece " + std::to_string(i) + " " + text::quote_surface(sp.surface) +
+        fail(who + ": piece " + std::to_string(i) + " " + quote_bytes(sp.surface) +
              " is UNUSED; the RAW format has no UNUSED type");
       default:
         fail(who + ": piece " + std::to_string(i) + " has unknown SentencePiece type " + std::to_string(sp.type));
     }
     m.pieces.push_back(std::move(p));
   }
-  text::check_tokenizer_model(m, who);
+  check_tokenizer_model(m, who);
 
   // Cross-check against libsentencepiece's own reading of the same bytes.
   sentencepiece::SentencePieceProcessor sp;

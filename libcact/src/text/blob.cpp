@@ -87,13 +87,13 @@ TokenizerModel parse_tokenizer_blob(std::span<const uint8_t> blob) {
     fail(who + ": " + std::to_string(size - pos) + " trailing bytes after piece " + std::to_string(n_pieces - 1) +
          blob_size(size));
   }
-  text::check_tokenizer_model(m, who);
+  check_tokenizer_model(m, who);
   return m;
 }
 
 std::vector<uint8_t> serialize_tokenizer(const TokenizerModel& model) {
   const std::string who = "serialize_tokenizer";
-  text::check_tokenizer_model(model, who);
+  check_tokenizer_model(model, who);
   if (model.pieces.size() > std::numeric_limits<uint32_t>::max()) fail(who + ": too many pieces for a u32 count");
   size_t total = kHeaderBytes;
   for (size_t i = 0; i < model.pieces.size(); ++i) {

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cact/tokenizer.h"
-#include "text/utf8.h"
+#include "base/utf8.h"
 
 namespace cact {
 namespace {
@@ -15,16 +15,16 @@ namespace {
 size_t render(std::string_view bytes, bool final, bool drop_space, bool& at_start, std::string& out) {
   size_t i = 0;
   while (i < bytes.size()) {
-    const text::Utf8Step st = text::classify_utf8(bytes.substr(i));
-    if (st.kind == text::Utf8Kind::Incomplete && !final) break;
+    const Utf8Step st = classify_utf8(bytes.substr(i));
+    if (st.kind == Utf8Kind::Incomplete && !final) break;
     std::string_view ch;
     size_t used = 1;
-    if (st.kind == text::Utf8Kind::Complete) {
+    if (st.kind == Utf8Kind::Complete) {
       used = st.len;
       ch = bytes.substr(i, used);
-      if (ch == text::kSpaceMark) ch = " ";
+      if (ch == kSpaceMark) ch = " ";
     } else {
-      ch = text::kReplacement;
+      ch = kReplacement;
     }
     i += used;
     if (at_start) {

@@ -8,7 +8,7 @@
 #include "cact/tokenizer.h"
 #include "text/bpe.h"
 #include "text/tokenizer_impl.h"
-#include "text/utf8.h"
+#include "base/utf8.h"
 
 namespace cact {
 namespace {
@@ -19,17 +19,17 @@ namespace {
 std::string normalise(std::string_view text, bool dummy_prefix) {
   std::string norm;
   norm.reserve(text.size() + text.size() / 2 + 3);
-  if (dummy_prefix) norm += text::kSpaceMark;
+  if (dummy_prefix) norm += kSpaceMark;
   size_t i = 0;
   while (i < text.size()) {
     if (text[i] == ' ') {
-      norm += text::kSpaceMark;
+      norm += kSpaceMark;
       ++i;
       continue;
     }
-    const size_t n = text::valid_utf8_len(text.substr(i));
+    const size_t n = valid_utf8_len(text.substr(i));
     if (n == 0) {
-      norm += text::kReplacement;
+      norm += kReplacement;
       ++i;
     } else {
       norm.append(text.substr(i, n));

@@ -6,9 +6,11 @@
 
 #include "cact/error.h"
 #include "text/flat_index.h"
-#include "text/utf8.h"
+#include "base/quote.h"
+#include "base/utf8.h"
 
-namespace cact::text {
+namespace cact {
+namespace text {
 
 const char* piece_type_name(PieceType t) {
   switch (t) {
@@ -19,25 +21,6 @@ const char* piece_type_name(PieceType t) {
     case PieceType::Byte: return "BYTE";
   }
   return "?";
-}
-
-std::string quote_surface(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  constexpr size_t kMax = 40;
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
-    const auto c = static_cast<uint8_t>(s[i]);
-    if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (s.size() > kMax) out += "...";
-  out += '"';
-  return out;
 }
 
 int byte_piece_value(std::string_view s) {
@@ -54,7 +37,10 @@ int byte_piece_value(std::string_view s) {
   return v;
 }
 
+}  // namespace text
+
 void check_tokenizer_model(const TokenizerModel& model, std::string_view who_view) {
+  using namespace text;
   const std::string who(who_view);
   const size_t n = model.pieces.size();
   if (n == 0) fail(who + ": n_pieces 0: a tokenizer needs at least one piece");
@@ -86,23 +72,23 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
       fail(at() + " has type " + std::to_string(static_cast<unsigned>(p.type)) + " (known: 0-4)");
     }
     if (p.surface.empty()) fail(at() + " has an empty surface");
-    if (!is_valid_utf8(p.surface)) fail(at() + " surface " + quote_surface(p.surface) + " is not valid UTF-8");
+    if (!is_valid_utf8(p.surface)) fail(at() + " surface " + quote_bytes(p.surface) + " is not valid UTF-8");
     if (!std::isfinite(p.score)) fail(at() + " score is not finite");
     if (p.type == PieceType::Byte) {
       const int v = byte_piece_value(p.surface);
-      if (v < 0) fail(at() + " is BYTE but its surface " + quote_surface(p.surface) + " is not <0xNN>");
+      if (v < 0) fail(at() + " is BYTE but its surface " + quote_bytes(p.surface) + " is not <0xNN>");
       have_byte[static_cast<size_t>(v)] = true;
     }
     const auto [first, inserted] = seen.emplace(p.surface, static_cast<int32_t>(i));
     if (!inserted) {
-      fail(at() + " surface " + quote_surface(p.surface) + " repeats piece " + std::to_string(first));
+      fail(at() + " surface " + quote_bytes(p.surface) + " repeats piece " + std::to_string(first));
     }
   }
 
   for (const auto& sp : specials) {
     const Piece& p = model.pieces[sp.id];
     if (p.type != sp.want) {
-      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " names piece " + quote_surface(p.surface) +
+      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " names piece " + quote_bytes(p.surface) +
            " of type " + piece_type_name(p.type) + ", not " + piece_type_name(sp.want));
     }
   }
@@ -121,4 +107,4 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
   }
 }
 
-}  // namespace cact::text
+}  // namespace cact

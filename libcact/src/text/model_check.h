@@ -9,12 +9,6 @@
 
 namespace cact::text {
 
-// Throws cact::Error("<who>: <what lies>") on the first broken invariant.
-void check_tokenizer_model(const TokenizerModel& model, std::string_view who);
-
-// A surface for an error message: printable ASCII kept, the rest \xNN, long ones cut.
-std::string quote_surface(std::string_view s);
-
 const char* piece_type_name(PieceType t);
 
 // Byte value of a "<0xNN>" surface (upper-case hex, as SentencePiece writes it), or -1.

@@ -80,7 +80,7 @@ Tokenizer::Impl::Impl(const TokenizerModel& model) {
 }
 
 Tokenizer::Tokenizer(TokenizerModel model) : model_(std::move(model)) {
-  text::check_tokenizer_model(model_, "tokenizer");
+  check_tokenizer_model(model_, "tokenizer");
   impl_ = std::make_shared<const Impl>(model_);
 }
 

@@ -109,7 +109,7 @@ TEST_CASE("slice: full depth is byte-identical to the input") {
 }
 
 TEST_CASE("slice: a slice of a slice equals the slice of the original") {
-  // For L = 4 every rung of a rung is a rung of the original (see slice_ladder.cpp).
+  // For L = 4 every rung of a rung is a rung of the original (see slice_ladder_test.cpp).
   for (uint32_t d1 = 2; d1 <= 4; ++d1) {
     const std::vector<uint8_t> outer_bytes = slice(tiny(), cact::rung(4, d1));
     const Model outer = Model::from_bytes(outer_bytes);

@@ -3,9 +3,9 @@
 // targets run (fuzz/harness.h). Each must be handled cleanly: accepted, or
 // refused with a cact::Error; an invariant failure aborts the test binary,
 // any other exception fails it. Targets of other layers are replayed by their
-// own suites: tests/text/fuzz_regressions_spm.cpp (spm_import),
-// tests/interchange/fuzz_regressions_interchange.cpp (safetensors,
-// geometry_json), tests/engine/fuzz_regressions_engine.cpp (engine).
+// own suites: tests/text/fuzz_regressions_spm_test.cpp (spm_import),
+// tests/interchange/fuzz_regressions_interchange_test.cpp (safetensors,
+// geometry_json), tests/engine/fuzz_regressions_engine_test.cpp (engine).
 #include <doctest/doctest.h>
 
 #include <algorithm>

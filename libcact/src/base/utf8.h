@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace cact::text {
+namespace cact {
 
 inline constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 inline constexpr std::string_view kSpaceMark = "\xE2\x96\x81";     // U+2581 '▁'
@@ -39,4 +39,4 @@ inline size_t valid_utf8_len(std::string_view s) {
 
 bool is_valid_utf8(std::string_view s);
 
-}  // namespace cact::text
+}  // namespace cact

@@ -1,4 +1,4 @@
-#include "kernels/cpu_features.h"
+#include "base/cpu_features.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

@@ -1,6 +1,6 @@
-#include "text/utf8.h"
+#include "base/utf8.h"
 
-namespace cact::text {
+namespace cact {
 namespace {
 bool is_trail(uint8_t b) { return (b & 0xC0u) == 0x80u; }
 }  // namespace
@@ -45,4 +45,4 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
-}  // namespace cact::text
+}  // namespace cact
