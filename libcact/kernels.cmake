@@ -1,7 +1,7 @@
 # Per-file ISA flags of the SIMD kernel tables (included by libcact/CMakeLists.txt
 # after cact_kernels is created). Each SIMD file is guarded by the ISA macros
 # its flags define, so on another architecture it compiles to an empty object;
-# simd_select.cpp (baseline flags) learns which tables exist from the
+# dispatch.cpp (baseline flags) learns which tables exist from the
 # CACT_HAVE_* definitions set here and checks the CPU at run time.
 include(CheckCXXCompilerFlag)
 
@@ -12,7 +12,7 @@ target_compile_options(cact_kernels PRIVATE -ffp-contract=off)
 set(_cact_kernel_defs "")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   # One implementation (avx2_impl.h), three flag sets; each table is used only
-  # on a CPU that has its features (simd_select.cpp).
+  # on a CPU that has its features (dispatch.cpp).
   check_cxx_compiler_flag("-mavx2 -mf16c" CACT_CXX_HAS_AVX2)
   if(CACT_CXX_HAS_AVX2)
     set_source_files_properties(src/kernels/avx2.cpp PROPERTIES COMPILE_OPTIONS "-mavx2;-mf16c")
@@ -50,6 +50,6 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   endif()
 endif()
 if(_cact_kernel_defs)
-  set_source_files_properties(src/kernels/simd_select.cpp PROPERTIES COMPILE_DEFINITIONS "${_cact_kernel_defs}")
+  set_source_files_properties(src/kernels/dispatch.cpp PROPERTIES COMPILE_DEFINITIONS "${_cact_kernel_defs}")
 endif()
 unset(_cact_kernel_defs)

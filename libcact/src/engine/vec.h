@@ -36,11 +36,12 @@ namespace cact::engine {
 // Vector widths of the explicitly dispatched routines: 16-byte vectors
 // (baseline x86-64, NEON), 32 (AVX2), 64 (AVX-512F).
 enum class VecIsa : uint8_t { base = 16, avx2 = 32, avx512 = 64 };
-// The widest this CPU runs (base off x86-64).
+// The widest this CPU runs under CACT_ISA (base off x86-64).
 VecIsa vec_isa();
-// What a new Session uses: vec_isa(), or narrower if CACT_VEC is "base" or
-// "avx2" (tests compare the widths end to end; the bits must not change).
+// What a new Session uses: vec_isa(), or narrower after cap_session_vec_isa
+// (tests compare the widths end to end; the bits must not change).
 VecIsa engine_vec_isa();
+void cap_session_vec_isa(VecIsa cap);
 const char* vec_isa_name(VecIsa isa);
 
 // GCC vector extension: L lanes of T.

@@ -1,6 +1,6 @@
 #pragma once
 // The x86-64 kernels, instantiated three times with different ISA flags
-// (libcact/kernels.cmake), each reached only through simd_select.cpp after a
+// (libcact/kernels.cmake), each reached only through dispatch.cpp after a
 // CPU check, so nothing here may run on a CPU without those features:
 //   avx2.cpp         -mavx2 -mf16c                                 "avx2"
 //   avx_vnni.cpp     -mavx2 -mf16c -mavxvnni                      "avx-vnni"

@@ -4,7 +4,7 @@
 // register, 16 outputs per tile); the activation quantiser and dequantize_row
 // on zmm registers too. The avx512-vbmi table here is the same with vpermb
 // lookups in the 1-vector CQ2 tiles. Built with -mavx2 -mf16c
-// -mavx512f -mavx512bw -mavx512vl -mavx512vnni; chosen by simd_select.cpp
+// -mavx512f -mavx512bw -mavx512vl -mavx512vnni; chosen by dispatch.cpp
 // only after the CPU check. Implementation: avx2_impl.h. Compiles to nothing
 // elsewhere.
 //
@@ -21,7 +21,7 @@
     defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 namespace cact::kernels {
 
-// Constant-initialised (no code runs to build it); declared in simd_select.cpp.
+// Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 extern const KernelTable kAvx512VnniKernels;
 const KernelTable kAvx512VnniKernels{"avx512-vnni", x86::quantize_activations512,
                                      x86::cq_matmul<x86::Dot::kAvx512Vnni>,

@@ -6,7 +6,7 @@
 #if defined(__aarch64__) && defined(__ARM_NEON)
 namespace cact::kernels {
 
-// Constant-initialised (no code runs to build it); declared in simd_select.cpp.
+// Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 extern const KernelTable kNeonKernels;
 const KernelTable kNeonKernels{"neon", neon::quantize_activations, neon::cq_matmul<false>, neon::dequantize_row};
 
