@@ -1,7 +1,8 @@
 // The baseline AArch64 NEON table ("neon"): every ARMv8-A CPU, including the
 // Cortex-A53/A72 class of routers that lack the dot-product extension.
-// Implementation: neon_impl.h. Compiles to nothing on other architectures.
-#include "kernels/neon_impl.h"
+// Implementation: the headers of this folder. Compiles to nothing on other architectures.
+#include "kernels/arm/matmul.h"
+#include "kernels/arm/quantise.h"
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
 namespace cact::kernels {

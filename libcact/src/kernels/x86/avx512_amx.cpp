@@ -7,13 +7,13 @@
 // vectors (decode) and shapes the SIMD code does not take run the avx512-vbmi
 // code unchanged (every AMX CPU has AVX512-VBMI; dispatch.cpp checks it). Design and exactness: docs/KERNELS.md "AMX-INT8 tiles".
 //
-// Same rules as avx2_impl.h (internal linkage only, no std:: templates); the
+// Same rules as kernels/x86/common.h (internal linkage only, no std:: templates); the
 // pragmas are those of avx512_vnni.cpp (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-#include "kernels/avx2_impl.h"
+#include "kernels/x86/tiles.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && \
     defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && \
