@@ -26,8 +26,8 @@ configure() {
     echo "fuzz.sh: clang++ not found (apt-get install clang libclang-rt-14-dev)" >&2
     exit 2
   fi
-  # The SIMD kernel tables are built too (simd_select.cpp reads F16C and
-  # AVX-VNNI from CPUID, which clang accepts), so the engine target runs on the
+  # The SIMD kernel tables are built too (base/cpu_features.cpp reads F16C
+  # and AVX-VNNI from CPUID, which clang accepts), so the engine target runs on the
   # CPU's best table, as the tools do.
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCACT_FUZZ=ON -DCACT_APPS=OFF \
     -DCACT_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -UCACT_CXX_HAS_AVX2 >/dev/null

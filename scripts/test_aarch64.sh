@@ -5,7 +5,7 @@
 # cortex-a53` (no dot product: the dispatch must leave neon-dotprod out);
 # container and model once. So the engine's forward pass (golden logits,
 # expected.tsv on every kernel table) is checked on Arm, not only compiled.
-# Also audits the ISA-flagged kernel objects for weak symbols (see
+# Also runs the weak_symbols ctest on the aarch64 kernel files (see
 # docs/KERNELS.md "Dispatch"). About five minutes on 2 cores.
 #
 #   scripts/test_aarch64.sh            # build dir build-arm/, -j2
@@ -40,30 +40,8 @@ done
 echo "== build ${targets[*]}"
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 
-echo "== weak-symbol audit of the ISA-flagged kernel objects (-O0, where nothing is inlined)"
-audit() {  # compiler, flags..., source
-  local cxx=$1 src=${*: -1} obj
-  obj=$(mktemp --suffix=.o)
-  "$cxx" -std=c++20 -O0 "${@:2:$#-2}" -I"$root/libcact/include" -I"$root/libcact/src" -c "$src" -o "$obj"
-  local weak
-  weak=$(nm -C --defined-only "$obj" | awk '$2 ~ /^[WVu]$/ && $3 !~ /^DW\.ref\./' || true)
-  rm -f "$obj"
-  if [[ -n $weak ]]; then
-    echo "FAIL: $src defines weak symbols another translation unit could bind to:" >&2
-    echo "$weak" >&2
-    return 1
-  fi
-  echo "ok   $(basename "$src") ${*:2:$#-2}"
-}
-k=$root/libcact/src/kernels
-audit aarch64-linux-gnu-g++ "$k/neon.cpp"
-audit aarch64-linux-gnu-g++ -march=armv8.2-a+dotprod "$k/neon_dotprod.cpp"
-if command -v g++ >/dev/null && [[ $(uname -m) == x86_64 ]]; then
-  audit g++ -mavx2 -mf16c "$k/avx2.cpp"
-  audit g++ -mavx2 -mf16c -mavxvnni "$k/avx_vnni.cpp"
-  audit g++ -mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni "$k/avx512_vnni.cpp"
-  audit g++ -mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi -mamx-tile -mamx-int8 "$k/amx.cpp"
-fi
+echo "== weak-symbol audit of the ISA-flagged kernel objects (ctest weak_symbols)"
+ctest --test-dir "$build" -R '^weak_symbols$' --output-on-failure
 
 # qemu-user accepts madvise hints and ignores them, so MADV_POPULATE_READ
 # "succeeds" without mapping anything, and its /proc/self/smaps describes the

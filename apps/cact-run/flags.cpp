@@ -41,7 +41,7 @@ void add_flags(CLI::App& cli, Options& o) {
   cli.add_flag("--stats", o.stats, "after each answer: tokens, tok/s, seed, peak RSS (and confidence) on stderr");
   cli.add_flag("--json", o.json, "one-shot and stdin lines: print a JSON object per answer instead of the text");
   cli.add_flag("-q,--quiet", o.quiet, "print only the answers (no banner, no notices)");
-  cli.add_flag("--scalar", o.scalar, "force the scalar kernels (also: CACT_KERNELS=scalar)");
+  cli.add_flag("--scalar", o.scalar, "force the scalar kernels (CACT_ISA=scalar: scalar kernels and engine)");
   cli.add_flag("--float", o.float_path, "run the float reference path");
   cli.add_option("--dump-golden", o.dump_golden,
                  "engine tests: write golden top-10 logits (float + int8) for the prompt to FILE (- = stdout); see cact-golden")

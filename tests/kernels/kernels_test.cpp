@@ -497,7 +497,7 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit fo
   }
   if (amx == nullptr) {
     MESSAGE("skipped: no avx512-amx table on this CPU/OS (needs AMX-INT8, AVX512-VBMI, tile data granted; "
-            "CACT_AMX=0 turns it off)");
+            "CACT_ISA=avx512-vbmi leaves it out)");
     return;
   }
   std::mt19937 rng(6464);

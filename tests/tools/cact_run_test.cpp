@@ -28,8 +28,14 @@ TEST_CASE("cact-run: license-tiny continues expected.tsv greedily") {
   CHECK(s.err.find("seed 0") != std::string::npos);  // greedy
   const auto f = run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5", "--float"});
   CHECK(f.out.rfind(", Version 2.0", 0) == 0);
-  const auto e = run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5"}, {}, "CACT_KERNELS=scalar ");
+  const auto e = run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5"}, {}, "CACT_ISA=scalar ");
   CHECK(e.out == r.out);
+  // An unknown level is an error naming the valid ones, not a silent fallback.
+  const auto u = run_app("cact-run", {tiny, "-p", "Licensed", "-n", "1"}, {}, "CACT_ISA=avx9 ");
+  CHECK(u.code == 1);
+  CHECK(u.out.empty());
+  CHECK(u.err.find("CACT_ISA=\"avx9\"") != std::string::npos);
+  CHECK(u.err.find("valid: scalar") != std::string::npos);
   const auto m = run_app("cact-run", {"-m", tiny, "-p", "Licensed under the Apache License", "-n", "5"});
   CHECK(m.out == r.out);
 }

@@ -147,7 +147,7 @@ typedef enum cact_numerics {
 } cact_numerics;
 
 typedef enum cact_kernels {
-  CACT_KERNELS_BEST = 0,  /* the best table this CPU supports (CACT_KERNELS=scalar in the environment forces scalar) */
+  CACT_KERNELS_BEST = 0,  /* the best table this CPU supports, at most the CACT_ISA=<table> in the environment */
   CACT_KERNELS_SCALAR = 1, /* the portable scalar table */
   CACT_KERNELS_MAX_ENUM = 0x7fffffff
 } cact_kernels;

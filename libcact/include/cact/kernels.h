@@ -51,10 +51,12 @@ struct KernelTable {
 };
 
 const KernelTable& scalar_kernels();
-// The best table this CPU supports (AVX2 on x86-64 with AVX2, NEON+dotprod on
-// aarch64 with it, else scalar). CACT_KERNELS=scalar in the environment forces scalar.
+// The best table this CPU supports, at most the level CACT_ISA=<table> names
+// (docs/KERNELS.md "Dispatch"); chosen once. Throws cact::Error when CACT_ISA
+// names no table.
 const KernelTable& best_kernels();
-// Every table usable on this CPU (scalar first), for equality tests and benchmarks.
+// Every table usable on this CPU under CACT_ISA (scalar first, best last), for
+// equality tests, benchmarks and callers that pick a table by name.
 std::vector<const KernelTable*> available_kernels();
 
 }  // namespace cact::kernels

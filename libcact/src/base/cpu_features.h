@@ -1,18 +1,37 @@
 #pragma once
-// CPU features read straight from CPUID, for the features whose
-// __builtin_cpu_supports name clang 14 rejects (f16c, avxvnni): one query
-// for the kernel dispatch (simd_select.cpp) and the engine's float builds
-// (engine/vec.cpp). x86-64 only.
-#if defined(__x86_64__)
-namespace cact::kernels {
+// What the CPU offers the SIMD code, read once for the whole library: the
+// kernel dispatch (kernels/dispatch.cpp) and the engine's vector widths
+// (engine/vec.cpp) both decide from cpu_features(), so CACT_ISA caps them alike.
+#include <span>
+#include <string_view>
 
-// Bit `bit` of register `reg` (0 eax, 1 ebx, 2 ecx, 3 edx) of CPUID leaf
-// `leaf`, subleaf `subleaf`; false when the CPU does not report that leaf.
-bool cpuid_bit(unsigned leaf, unsigned subleaf, int reg, unsigned bit);
+namespace cact {
 
-// F16C (CPUID leaf 1, ECX bit 29). A VEX encoding on ymm registers, so the
-// OS state check of __builtin_cpu_supports("avx2") covers it.
-bool cpu_has_f16c();
+struct CpuFeatures {
+  // x86-64. Each flag includes the OS state check its registers need (YMM for
+  // the VEX features, ZMM and opmask for AVX-512, tile data for AMX).
+  bool avx2 = false, fma = false, f16c = false, avx_vnni = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false, avx512vbmi = false;
+  bool amx_int8 = false;  // AMX-TILE + AMX-INT8, tile state enabled (Linux must still grant it: dispatch.cpp)
+  // aarch64.
+  bool neon = false, dotprod = false;
+};
 
-}  // namespace cact::kernels
-#endif
+// The features of this CPU and OS, uncapped (CPUID and XGETBV, getauxval).
+const CpuFeatures& host_cpu_features();
+
+// The names CACT_ISA accepts on this architecture, lowest first: "scalar",
+// then one per kernel table ("avx2", "avx-vnni", "avx512-vnni", "avx512-vbmi",
+// "avx512-amx" on x86-64; "neon", "neon-dotprod" on aarch64).
+std::span<const std::string_view> isa_levels();
+
+// `features` without what lies above the level `name` (isa_levels()); an
+// unknown name throws cact::Error listing the valid ones.
+CpuFeatures capped_features(CpuFeatures features, std::string_view name);
+
+// What the kernels and the engine may use: host_cpu_features() capped by the
+// CACT_ISA environment variable when it is set, decided once. Throws
+// cact::Error (on every call) when CACT_ISA names no level.
+const CpuFeatures& cpu_features();
+
+}  // namespace cact

@@ -49,23 +49,28 @@ template <uint32_t Taps>
 }
 
 // out[c][i] = Σ_j w[j][i] · buf[first + c - j·dil][i] (j in order).
-CACT_HOT_CLONES
-void conv_rows(const float* w, const float* buf, uint32_t first, uint32_t dim, uint32_t taps, uint32_t dil,
-               uint32_t count, float* out) {
-  for (uint32_t c = 0; c < count; ++c) {
-    float* o = out + size_t(c) * dim;
-    const size_t row = size_t(first) + c;
-    switch (taps) {  // the shipped tap counts (q/k/v 3, engram 4), unrolled
-      case 3:
-        conv_row<3>(w, buf, row, dim, taps, dil, o);
-        break;
-      case 4:
-        conv_row<4>(w, buf, row, dim, taps, dil, o);
-        break;
-      default:
-        conv_row<0>(w, buf, row, dim, taps, dil, o);
+struct ConvRows {
+  CACT_VEC_INLINE static void run(const float* w, const float* buf, uint32_t first, uint32_t dim, uint32_t taps,
+                                  uint32_t dil, uint32_t count, float* out) {
+    for (uint32_t c = 0; c < count; ++c) {
+      float* o = out + size_t(c) * dim;
+      const size_t row = size_t(first) + c;
+      switch (taps) {  // the shipped tap counts (q/k/v 3, engram 4), unrolled
+        case 3:
+          conv_row<3>(w, buf, row, dim, taps, dil, o);
+          break;
+        case 4:
+          conv_row<4>(w, buf, row, dim, taps, dil, o);
+          break;
+        default:
+          conv_row<0>(w, buf, row, dim, taps, dil, o);
+      }
     }
   }
+};
+void conv_rows(const float* w, const float* buf, uint32_t first, uint32_t dim, uint32_t taps, uint32_t dil,
+               uint32_t count, float* out) {
+  in_widest<ConvRows>(w, buf, first, dim, taps, dil, count, out);
 }
 }  // namespace
 

@@ -11,10 +11,13 @@
 namespace cact::engine {
 
 namespace {
-// acc[d] = acc[d] · shrink: elementwise (the same bits in every clone).
-CACT_VEC_CLONES void scale_doubles(double* acc, double shrink, uint32_t n) {
-  for (uint32_t d = 0; d < n; ++d) acc[d] *= shrink;
-}
+// acc[d] = acc[d] · shrink: elementwise (the same bits in every width).
+struct ScaleDoubles {
+  CACT_VEC_INLINE static void run(double* acc, double shrink, uint32_t n) {
+    for (uint32_t d = 0; d < n; ++d) acc[d] *= shrink;
+  }
+};
+void scale_doubles(double* acc, double shrink, uint32_t n) { in_widest<ScaleDoubles>(acc, shrink, n); }
 // acc_i[d] += e_i · cell[d] for P probes at once (acc_i = acc + i·n): the cell
 // is read and widened once for all of them, and each acc_i[d] gets the same
 // single product and add as on its own.
@@ -32,11 +35,17 @@ CACT_VEC_INLINE void add_scaled_n(double* acc, const double* e, const float* __r
     for (uint32_t i = 0; i < P; ++i) a[i][d] += ei[i] * x;
   }
 }
-CACT_VEC_CLONES void add_scaled4(double* acc, const double* e, const float* cell, uint32_t n) {
-  add_scaled_n<4>(acc, e, cell, n);
+template <uint32_t P>
+struct AddScaled {
+  CACT_VEC_INLINE static void run(double* acc, const double* e, const float* cell, uint32_t n) {
+    add_scaled_n<P>(acc, e, cell, n);
+  }
+};
+void add_scaled4(double* acc, const double* e, const float* cell, uint32_t n) {
+  in_widest<AddScaled<4>>(acc, e, cell, n);
 }
-CACT_VEC_CLONES void add_scaled1(double* acc, const double* e, const float* cell, uint32_t n) {
-  add_scaled_n<1>(acc, e, cell, n);
+void add_scaled1(double* acc, const double* e, const float* cell, uint32_t n) {
+  in_widest<AddScaled<1>>(acc, e, cell, n);
 }
 }  // namespace
 

@@ -37,14 +37,13 @@
 
 #include "engine/vmath.h"
 
+#include "base/cpu_features.h"
+
 #if CACT_VEC_X86
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <arm_neon.h>
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
 #define CACT_NEON_SDOT 1
 #else
 #define CACT_NEON_SDOT 0
@@ -102,21 +101,17 @@ std::atomic<bool> portable_scores{false};
 #define CACT_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
 #define CACT_TARGET_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
 
-// AVX-512BW/VL (the quantiser's byte stores) and AVX512-VNNI, read from CPUID
-// (leaf 7: EBX bits 30, 31; ECX bit 11) on top of vec_isa()'s AVX-512F check,
-// which covers the OS's ZMM state.
+// AVX-512BW/VL (the quantiser's byte stores) and AVX512-VNNI, on top of the
+// AVX-512F width.
 struct Cpu {
   bool bw = false, vnni = false;
 };
 const Cpu& cpu() {
   static const Cpu c = [] {
+    const CpuFeatures& f = cpu_features();
     Cpu r;
-    unsigned a = 0, b = 0, cx = 0, d = 0;
-    if (vec_isa() == VecIsa::avx512 && __get_cpuid_max(0, nullptr) >= 7) {
-      __cpuid_count(7, 0, a, b, cx, d);
-      r.bw = ((b >> 30) & 1u) != 0 && ((b >> 31) & 1u) != 0;
-      r.vnni = r.bw && ((cx >> 11) & 1u) != 0;
-    }
+    r.bw = vec_isa() == VecIsa::avx512 && f.avx512bw && f.avx512vl;
+    r.vnni = r.bw && f.avx512vnni;
     return r;
   }();
   return c;
@@ -196,12 +191,8 @@ CACT_TARGET_AVX512VNNI void score_rows_vnni(uint32_t rows, const uint8_t* kt, ui
 #endif  // CACT_VEC_X86
 
 #if CACT_NEON_SDOT
-// The dot-product extension (FEAT_DotProd: Cortex-A55/A75 and later), read
-// from the kernel's hwcaps.
-bool has_sdot() {
-  static const bool yes = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
-  return yes;
-}
+// The dot-product extension (FEAT_DotProd: Cortex-A55/A75 and later).
+bool has_sdot() { return cpu_features().dotprod; }
 
 // Scores of `R` query rows against one 16-row K tile with SDOT: each 16 bytes
 // of a 4-column group hold rows 4j..4j+3 (4 bytes each), stored as k ^ 0x80,

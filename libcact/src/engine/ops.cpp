@@ -42,16 +42,24 @@ inline Acc sigmoid_of(float x) {
 
 }  // namespace
 
+namespace {
 template <typename Acc>
-CACT_VEC_CLONES Acc sum_squares(const float* x, size_t n) {
-  constexpr size_t L = kLanes<Acc, 4>;
-  Acc part[L] = {};
-  size_t i = 0;
-  for (; i + L <= n; i += L) {
-    for (size_t k = 0; k < L; ++k) part[k] += Acc(x[i + k]) * Acc(x[i + k]);
+struct SumSquares {
+  CACT_VEC_INLINE static Acc run(const float* x, size_t n) {
+    constexpr size_t L = kLanes<Acc, 4>;
+    Acc part[L] = {};
+    size_t i = 0;
+    for (; i + L <= n; i += L) {
+      for (size_t k = 0; k < L; ++k) part[k] += Acc(x[i + k]) * Acc(x[i + k]);
+    }
+    for (size_t k = 0; i < n; ++i, ++k) part[k] += Acc(x[i]) * Acc(x[i]);
+    return combine<L>(part);
   }
-  for (size_t k = 0; i < n; ++i, ++k) part[k] += Acc(x[i]) * Acc(x[i]);
-  return combine<L>(part);
+};
+}  // namespace
+template <typename Acc>
+Acc sum_squares(const float* x, size_t n) {
+  return in_widest<SumSquares<Acc>>(x, n);
 }
 template double sum_squares<double>(const float*, size_t);
 template float sum_squares<float>(const float*, size_t);
@@ -63,66 +71,98 @@ Acc inv_rms(const float* x, size_t n) {
 template double inv_rms<double>(const float*, size_t);
 template float inv_rms<float>(const float*, size_t);
 
+namespace {
 template <typename Acc>
-CACT_VEC_CLONES void rms(const float* x, size_t n, float* out) {
-  const Acc r = inv_rms<Acc>(x, n);
-  for (size_t i = 0; i < n; ++i) out[i] = float(Acc(x[i]) * r);
+struct Rms {
+  CACT_VEC_INLINE static void run(const float* x, size_t n, float* out) {
+    const Acc r = inv_rms<Acc>(x, n);
+    for (size_t i = 0; i < n; ++i) out[i] = float(Acc(x[i]) * r);
+  }
+};
+}  // namespace
+template <typename Acc>
+void rms(const float* x, size_t n, float* out) {
+  in_widest<Rms<Acc>>(x, n, out);
 }
 template void rms<double>(const float*, size_t, float*);
 template void rms<float>(const float*, size_t, float*);
 
+namespace {
 template <typename Acc>
-CACT_VEC_CLONES void zc_norm(const float* x, const float* s, size_t n, float* out) {
-  const Acc r = inv_rms<Acc>(x, n);
-  for (size_t i = 0; i < n; ++i) out[i] = float((Acc(1) + Acc(s[i])) * Acc(x[i]) * r);
+struct ZcNorm {
+  CACT_VEC_INLINE static void run(const float* x, const float* s, size_t n, float* out) {
+    const Acc r = inv_rms<Acc>(x, n);
+    for (size_t i = 0; i < n; ++i) out[i] = float((Acc(1) + Acc(s[i])) * Acc(x[i]) * r);
+  }
+};
+}  // namespace
+template <typename Acc>
+void zc_norm(const float* x, const float* s, size_t n, float* out) {
+  in_widest<ZcNorm<Acc>>(x, s, n, out);
 }
 template void zc_norm<double>(const float*, const float*, size_t, float*);
 template void zc_norm<float>(const float*, const float*, size_t, float*);
 
+namespace {
 template <typename Acc>
-CACT_VEC_CLONES void softmax(float* x, size_t n) {
-  if (n == 0) return;
-  constexpr size_t L = kLanes<Acc, 2>;
-  // Maximum: exact whatever the order (one lane-wise vector select, so that
-  // it vectorises).
-  using W = Lanes<float, L>;
-  typename W::V mv = broadcast<typename W::V>(x[0]);
-  size_t i = 0;
-  for (; i + L <= n; i += L) {
-    const typename W::V v = W::load(x + i);
-    mv = v > mv ? v : mv;
-  }
-  float mx[L];
-  for (size_t k = 0; k < L; ++k) mx[k] = mv[k];
-  for (size_t k = 0; i < n; ++i, ++k) mx[k] = x[i] > mx[k] ? x[i] : mx[k];
-  const Acc m = Acc(*std::max_element(mx, mx + L));
-  // e = exp(x - m) into x, partial sums by index mod L; the last partial block
-  // runs as a whole one padded with -inf (e = 0, and part[k] + 0 = part[k]).
-  Acc part[L] = {};
-  const auto block = [&](float* b) {
-    for (size_t k = 0; k < L; ++k) {
-      const Acc e = exp_of<Acc>(Acc(b[k]) - m);
-      b[k] = float(e);
-      part[k] += e;
+struct Softmax {
+  CACT_VEC_INLINE static void run(float* x, size_t n) {
+    if (n == 0) return;
+    constexpr size_t L = kLanes<Acc, 2>;
+    // Maximum: exact whatever the order (one lane-wise vector select, so that
+    // it vectorises).
+    using W = Lanes<float, L>;
+    typename W::V mv = broadcast<typename W::V>(x[0]);
+    size_t i = 0;
+    for (; i + L <= n; i += L) {
+      const typename W::V v = W::load(x + i);
+      mv = v > mv ? v : mv;
     }
-  };
-  for (i = 0; i + L <= n; i += L) block(x + i);
-  if (i < n) {
-    float tail[L];
-    std::fill(tail, tail + L, -std::numeric_limits<float>::infinity());
-    std::copy(x + i, x + n, tail);
-    block(tail);
-    std::copy(tail, tail + (n - i), x + i);
+    float mx[L];
+    for (size_t k = 0; k < L; ++k) mx[k] = mv[k];
+    for (size_t k = 0; i < n; ++i, ++k) mx[k] = x[i] > mx[k] ? x[i] : mx[k];
+    const Acc m = Acc(*std::max_element(mx, mx + L));
+    // e = exp(x - m) into x, partial sums by index mod L; the last partial block
+    // runs as a whole one padded with -inf (e = 0, and part[k] + 0 = part[k]).
+    Acc part[L] = {};
+    const auto block = [&](float* b) {
+      for (size_t k = 0; k < L; ++k) {
+        const Acc e = exp_of<Acc>(Acc(b[k]) - m);
+        b[k] = float(e);
+        part[k] += e;
+      }
+    };
+    for (i = 0; i + L <= n; i += L) block(x + i);
+    if (i < n) {
+      float tail[L];
+      std::fill(tail, tail + L, -std::numeric_limits<float>::infinity());
+      std::copy(x + i, x + n, tail);
+      block(tail);
+      std::copy(tail, tail + (n - i), x + i);
+    }
+    const Acc inv = Acc(1) / combine<L>(part);
+    for (i = 0; i < n; ++i) x[i] = float(Acc(x[i]) * inv);
   }
-  const Acc inv = Acc(1) / combine<L>(part);
-  for (i = 0; i < n; ++i) x[i] = float(Acc(x[i]) * inv);
+};
+}  // namespace
+template <typename Acc>
+void softmax(float* x, size_t n) {
+  in_widest<Softmax<Acc>>(x, n);
 }
 template void softmax<double>(float*, size_t);
 template void softmax<float>(float*, size_t);
 
+namespace {
 template <typename Acc>
-CACT_VEC_CLONES void mul_sigmoid(float* x, const float* g, size_t n) {
-  for (size_t i = 0; i < n; ++i) x[i] *= float(sigmoid_of<Acc>(g[i]));
+struct MulSigmoid {
+  CACT_VEC_INLINE static void run(float* x, const float* g, size_t n) {
+    for (size_t i = 0; i < n; ++i) x[i] *= float(sigmoid_of<Acc>(g[i]));
+  }
+};
+}  // namespace
+template <typename Acc>
+void mul_sigmoid(float* x, const float* g, size_t n) {
+  in_widest<MulSigmoid<Acc>>(x, g, n);
 }
 template void mul_sigmoid<double>(float*, const float*, size_t);
 template void mul_sigmoid<float>(float*, const float*, size_t);

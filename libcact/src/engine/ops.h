@@ -38,8 +38,7 @@ void rms(bool float_sums, const float* x, size_t n, float* out);
 void zc_norm(bool float_sums, const float* x, const float* s, size_t n, float* out);
 // The double forms (both numerics unless a caller picks float for int8).
 // Defined in ops.cpp, after the templates: an inline call here would
-// instantiate the double templates before their definitions and GCC would then
-// emit them without their target_clones.
+// instantiate the double templates before their definitions.
 double inv_rms(const float* x, size_t n);
 void rms(const float* x, size_t n, float* out);
 void zc_norm(const float* x, const float* s, size_t n, float* out);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "base/cpu_features.h"
 #include "cact/engine.h"
 #include "cact/error.h"
 #include "engine/forward.h"
@@ -12,10 +13,18 @@ namespace cact {
 
 const char* numerics_name(Numerics n) { return n == Numerics::reference ? "float" : "int8"; }
 
+namespace {
+// An unknown CACT_ISA fails here, whichever table the caller chose.
+const kernels::KernelTable* kernels_of(const EngineOptions& options) {
+  cpu_features();
+  return options.kernels != nullptr ? options.kernels : &kernels::best_kernels();
+}
+}  // namespace
+
 Engine::Engine(const Model& model, EngineOptions options)
     : model_(&model),
       numerics_(options.numerics),
-      kernels_(options.kernels != nullptr ? options.kernels : &kernels::best_kernels()),
+      kernels_(kernels_of(options)),
       weights_(std::make_unique<engine::Weights>(engine::load_weights(model))) {}
 
 Engine::~Engine() = default;

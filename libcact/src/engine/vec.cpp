@@ -1,39 +1,33 @@
 #include "engine/vec.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <atomic>
 
-#if CACT_VEC_X86
 #include "base/cpu_features.h"
-#endif
 
 namespace cact::engine {
 
+namespace {
+std::atomic<VecIsa> session_cap{VecIsa::avx512};
+}  // namespace
+
 VecIsa vec_isa() {
-#if CACT_VEC_X86
   static const VecIsa isa = [] {
-    __builtin_cpu_init();
     // The wide builds fuse multiply-adds (vec.h fused_madd) and convert FP16
     // weights with F16C: they need FMA3 and F16C too.
-    if (!__builtin_cpu_supports("fma") || !kernels::cpu_has_f16c()) return VecIsa::base;
-    if (__builtin_cpu_supports("avx512f")) return VecIsa::avx512;
-    if (__builtin_cpu_supports("avx2")) return VecIsa::avx2;
+    const CpuFeatures& f = cpu_features();
+    if (!f.fma || !f.f16c) return VecIsa::base;
+    if (f.avx512f) return VecIsa::avx512;
+    if (f.avx2) return VecIsa::avx2;
     return VecIsa::base;
   }();
   return isa;
-#else
-  return VecIsa::base;
-#endif
 }
 
+void cap_session_vec_isa(VecIsa cap) { session_cap.store(cap); }
+
 VecIsa engine_vec_isa() {
-  const char* env = std::getenv("CACT_VEC");
-  VecIsa want = vec_isa();
-  if (env != nullptr) {
-    if (std::strcmp(env, "base") == 0) want = VecIsa::base;
-    if (std::strcmp(env, "avx2") == 0) want = VecIsa::avx2;
-  }
-  return want < vec_isa() ? want : vec_isa();
+  const VecIsa cap = session_cap.load();
+  return cap < vec_isa() ? cap : vec_isa();
 }
 
 const char* vec_isa_name(VecIsa isa) {

@@ -23,12 +23,13 @@
 #define CACT_VEC_X86 0
 #endif
 
-// Auto-vectorised loops: an AVX-512 and an AVX2 clone on x86-64 GCC (not
-// under the sanitizers, whose runtimes do not mix with ifunc resolvers).
+// Auto-vectorised loops get an AVX-512 and an AVX2 build besides the baseline
+// on x86-64 GCC (in_widest below); clang and the sanitizer builds, which check
+// the logic rather than the widths, keep the baseline only.
 #if CACT_VEC_X86 && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-#define CACT_HOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define CACT_VEC_LOOP_WIDTHS 1
 #else
-#define CACT_HOT_CLONES
+#define CACT_VEC_LOOP_WIDTHS 0
 #endif
 
 namespace cact::engine {
@@ -36,11 +37,12 @@ namespace cact::engine {
 // Vector widths of the explicitly dispatched routines: 16-byte vectors
 // (baseline x86-64, NEON), 32 (AVX2), 64 (AVX-512F).
 enum class VecIsa : uint8_t { base = 16, avx2 = 32, avx512 = 64 };
-// The widest this CPU runs (base off x86-64).
+// The widest this CPU runs under CACT_ISA (base off x86-64).
 VecIsa vec_isa();
-// What a new Session uses: vec_isa(), or narrower if CACT_VEC is "base" or
-// "avx2" (tests compare the widths end to end; the bits must not change).
+// What a new Session uses: vec_isa(), or narrower after cap_session_vec_isa
+// (tests compare the widths end to end; the bits must not change).
 VecIsa engine_vec_isa();
+void cap_session_vec_isa(VecIsa cap);
 const char* vec_isa_name(VecIsa isa);
 
 // GCC vector extension: L lanes of T.
@@ -103,6 +105,43 @@ CACT_VEC_INLINE V fused_madd(const V& a, const V& x, const V& acc) {
     return r;
   }
 }
+
+// An auto-vectorised loop built for each width and run in the widest
+// vec_isa() allows: in_widest<Loop>(args...) calls the always-inline static
+// `Loop::run(args...)` compiled for AVX-512F, AVX2 or the baseline. (GCC's
+// target_clones would choose by CPU alone, past CACT_ISA.) The loops' per-element
+// operations do not depend on the width, so neither do their bits.
+#if CACT_VEC_LOOP_WIDTHS
+template <typename Loop, typename... A>
+[[gnu::noinline]] CACT_TARGET_AVX512 auto run_avx512(A... a) {
+  return Loop::run(a...);
+}
+template <typename Loop, typename... A>
+[[gnu::noinline]] CACT_TARGET_AVX2 auto run_avx2(A... a) {
+  return Loop::run(a...);
+}
+template <typename Loop, typename... A>
+[[gnu::noinline]] auto run_base(A... a) {
+  return Loop::run(a...);
+}
+template <typename Loop, typename... A>
+CACT_VEC_INLINE auto in_widest(A... a) {
+  switch (vec_isa()) {
+    case VecIsa::avx512:
+      return run_avx512<Loop>(a...);
+    case VecIsa::avx2:
+      return run_avx2<Loop>(a...);
+    case VecIsa::base:
+      break;
+  }
+  return run_base<Loop>(a...);
+}
+#else
+template <typename Loop, typename... A>
+CACT_VEC_INLINE auto in_widest(A... a) {
+  return Loop::run(a...);
+}
+#endif
 
 // Width-specific builds of `template <typename Acc, uint32_t Bytes> void
 // name##_body(const Args&)` (always-inline): defines

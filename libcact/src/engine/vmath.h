@@ -4,21 +4,17 @@
 //
 // Every function here is plain IEEE float arithmetic (no FMA, no library call,
 // no data-dependent branch), so a loop gives the same bits whichever ISA clone
-// of it runs: every `target_clones` build of CACT_VEC_CLONES agrees
-// bit for bit (only the lane width differs, never the per-element operations).
+// of it runs: every width of in_widest (vec.h) agrees bit for bit (only the
+// lane width differs, never the per-element operations).
 #include <bit>
 #include <cstdint>
 #include <type_traits>
 
 #include "engine/vec.h"
 
-// Hot loops get the clones of CACT_HOT_CLONES (vec.h: AVX-512F, AVX2 and the
-// baseline on x86-64 GCC; the engine is built with -ffp-contract=off, so no
-// clone contracts a multiply-add). -DCACT_VEC_CLONES= builds the baseline only,
-// to compare the clones' bits.
-#ifndef CACT_VEC_CLONES
-#define CACT_VEC_CLONES CACT_HOT_CLONES
-#endif
+// Hot loops run through in_widest (vec.h: AVX-512F, AVX2 and the baseline on
+// x86-64 GCC; the engine is built with -ffp-contract=off, so no width
+// contracts a multiply-add).
 
 namespace cact::engine {
 

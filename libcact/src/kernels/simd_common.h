@@ -16,7 +16,7 @@
 
 namespace cact::kernels {
 
-// Storage of QuantizedActivations, defined in simd_select.cpp (baseline
+// Storage of QuantizedActivations, defined in dispatch.cpp (baseline
 // flags) so that no ISA-flagged translation unit instantiates std::vector
 // members (at -O0 they are emitted as weak symbols).
 const int8_t* activation_q(const QuantizedActivations& a);

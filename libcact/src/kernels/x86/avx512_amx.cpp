@@ -2,18 +2,18 @@
 // multi-vector CQ product (prefill: 6 or more activation vectors against one
 // weight matrix) on the AMX tile unit (Sapphire Rapids and later). Built with
 // -mavx2 -mf16c -mavx512{f,bw,vl,vnni,vbmi} -mamx-tile -mamx-int8; chosen by
-// simd_select.cpp only after the CPUID/XCR0 check and a granted
-// ARCH_REQ_XCOMP_PERM for the tile data (CACT_AMX=0 keeps it out). Fewer
+// dispatch.cpp only after the CPUID/XCR0 check and a granted
+// ARCH_REQ_XCOMP_PERM for the tile data (CACT_ISA=avx512-vbmi keeps it out). Fewer
 // vectors (decode) and shapes the SIMD code does not take run the avx512-vbmi
-// code unchanged (every AMX CPU has AVX512-VBMI; amx_usable checks it). Design and exactness: docs/KERNELS.md "AMX-INT8 tiles".
+// code unchanged (every AMX CPU has AVX512-VBMI; dispatch.cpp checks it). Design and exactness: docs/KERNELS.md "AMX-INT8 tiles".
 //
-// Same rules as avx2_impl.h (internal linkage only, no std:: templates); the
+// Same rules as kernels/x86/common.h (internal linkage only, no std:: templates); the
 // pragmas are those of avx512_vnni.cpp (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-#include "kernels/avx2_impl.h"
+#include "kernels/x86/tiles.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && \
     defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && \
@@ -330,7 +330,7 @@ void dequantize_row(const codec::CqMatrix& w, const float* codebook, uint32_t r,
   kAvx512VbmiKernels.dequantize_row(w, codebook, r, out);
 }
 
-// Constant-initialised (no code runs to build it); declared in simd_select.cpp.
+// Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 extern const KernelTable kAvx512AmxKernels;
 const KernelTable kAvx512AmxKernels{"avx512-amx", quantize_activations, amx::cq_matmul, dequantize_row};
 

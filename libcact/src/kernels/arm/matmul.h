@@ -1,0 +1,78 @@
+#pragma once
+// cq_matmul of the NEON tables: activation permutation, norms and scales
+// prepared once per call, then the tiles (tiles.h) driven over the rows.
+#include "kernels/arm/tiles.h"
+
+#if defined(__aarch64__) && defined(__ARM_NEON)
+
+namespace cact::kernels {
+namespace {
+namespace neon {
+
+thread_local SimdScratch tls_scratch;
+
+template <bool kDotprod, class U>
+void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
+  tables_for(U::kBits, table, c.tables);
+  // L2 budget 64 KiB: each vector keeps its int8 activations.
+  tile_matmul(Tiles<kDotprod, U>{c}, row_begin, row_end, count, uint32_t(64 * 1024 / (1 * size_t(c.in_pad))));
+}
+
+template <bool kDotprod>
+void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
+               uint32_t row_end, float* y, size_t y_stride) {
+  if (row_begin >= row_end || a.count == 0) return;
+  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/!kDotprod)) {
+    scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
+    return;
+  }
+  const uint32_t iw = codec::index_bits(w.bits);
+  const uint32_t groups = w.in_pad / kG;
+  const size_t act_bytes = size_t(a.count) * w.in_pad;
+  const size_t norm_count = size_t(row_end - row_begin) * groups;
+  const size_t scale_bytes = size_t(groups) * scale_stride(a.count) * sizeof(float);
+  auto* base = static_cast<uint8_t*>(
+      tls_scratch.get(round_up64(act_bytes) + round_up64(norm_count * sizeof(float)) + scale_bytes));
+  auto* act = reinterpret_cast<int8_t*>(base);
+  auto* norms = reinterpret_cast<float*>(base + round_up64(act_bytes));
+  auto* scales = reinterpret_cast<float*>(base + round_up64(act_bytes) + round_up64(norm_count * sizeof(float)));
+
+  const PermuteIndices& pi = indices_for(iw);
+  for (size_t off = 0; off < act_bytes; off += kG) permute_group(pi, activation_q(a) + off, act + off);
+  // The norms of the row range are contiguous FP16: convert 4 at a time.
+  const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
+  size_t i = 0;
+  for (; i + 4 <= norm_count; i += 4) {
+    vst1q_f32(norms + i, vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(half + 2 * i))));
+  }
+  for (; i < norm_count; ++i) norms[i] = load_norm(half, i);
+  transpose_scales(a, scales);
+
+  alignas(16) int8_t table[16];
+  code_table(cb, w.bits, table);
+  MatmulCtx c{};
+  c.packed = w.packed;
+  c.row_bytes = w.row_bytes;
+  c.groups = groups;
+  c.in_pad = w.in_pad;
+  c.act = act;
+  c.norms = norms;
+  c.row_begin = row_begin;
+  c.scales = scales;
+  c.scale_stride = scale_stride(a.count);
+  c.cb_scale = cb.scale;
+  c.y = y;
+  c.y_stride = y_stride;
+  switch (iw) {
+    case 1: cq_matmul_width<kDotprod, Unpack1>(c, table, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDotprod, Unpack2>(c, table, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDotprod, Unpack3>(c, table, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDotprod, Unpack4>(c, table, row_begin, row_end, a.count); break;
+  }
+}
+
+}  // namespace neon
+}  // namespace
+}  // namespace cact::kernels
+
+#endif  // aarch64 NEON

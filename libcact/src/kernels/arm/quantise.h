@@ -1,0 +1,95 @@
+#pragma once
+// Activations in, weight rows out: the quantiser (FWHT, absmax, rounding)
+// and dequantize_row of both NEON tables.
+#include "kernels/arm/common.h"
+
+#if defined(__aarch64__) && defined(__ARM_NEON)
+
+namespace cact::kernels {
+namespace {
+namespace neon {
+
+// ----------------------------------------------------------------------------
+// Activations: bit-identical to quantize_group_scalar. Same butterfly pairs in
+// the same stage order, the same scale, FCVTAS = round half away from zero
+// (std::lround), clamp to [-127, 127].
+
+inline float32x4_t butterfly(float32x4_t v, float32x4_t swapped, uint32x4_t upper) {
+  return vbslq_f32(upper, vsubq_f32(swapped, v), vaddq_f32(v, swapped));
+}
+
+inline void fwht128(float32x4_t x[32]) {
+  const uint32x4_t odd = {0, ~0u, 0, ~0u};
+  const uint32x4_t high = {0, 0, ~0u, ~0u};
+  for (int i = 0; i < 32; ++i) {
+    float32x4_t v = x[i];
+    v = butterfly(v, vrev64q_f32(v), odd);         // half = 1
+    v = butterfly(v, vextq_f32(v, v, 2), high);    // half = 2
+    x[i] = v;
+  }
+  for (int h = 1; h < 32; h *= 2) {  // half = 4 .. 64: whole registers
+    for (int blk = 0; blk < 32; blk += 2 * h) {
+      for (int i = blk; i < blk + h; ++i) {
+        const float32x4_t a = x[i];
+        const float32x4_t b = x[i + h];
+        x[i] = vaddq_f32(a, b);
+        x[i + h] = vsubq_f32(a, b);
+      }
+    }
+  }
+  const float32x4_t scale = vdupq_n_f32(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht
+  for (int i = 0; i < 32; ++i) x[i] = vmulq_f32(x[i], scale);
+}
+
+inline int16x8_t round_pair(float32x4_t a, float32x4_t b, float32x4_t inv) {
+  const int32x4_t lo = vdupq_n_s32(-127), hi = vdupq_n_s32(127);
+  const int32x4_t qa = vminq_s32(vmaxq_s32(vcvtaq_s32_f32(vmulq_f32(a, inv)), lo), hi);
+  const int32x4_t qb = vminq_s32(vmaxq_s32(vcvtaq_s32_f32(vmulq_f32(b, inv)), lo), hi);
+  return vcombine_s16(vmovn_s32(qa), vmovn_s32(qb));
+}
+
+inline void quantize_group(const float* src, int8_t* q, float* scale_out) {
+  float32x4_t x[32];
+  for (int i = 0; i < 32; ++i) x[i] = vld1q_f32(src + 4 * i);
+  fwht128(x);
+  float32x4_t m = vabsq_f32(x[0]);
+  for (int i = 1; i < 32; ++i) m = vmaxq_f32(m, vabsq_f32(x[i]));
+  const float absmax = vmaxvq_f32(m);
+  const float s = absmax / 127.0f;
+  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+  const float32x4_t vinv = vdupq_n_f32(inv);
+  for (int i = 0; i < 32; i += 4) {
+    const int16x8_t ab = round_pair(x[i], x[i + 1], vinv);
+    const int16x8_t cd = round_pair(x[i + 2], x[i + 3], vinv);
+    vst1q_s8(q + 4 * i, vcombine_s8(vmovn_s16(ab), vmovn_s16(cd)));
+  }
+  *scale_out = s;
+}
+
+void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
+  quantize_activations_by_group<quantize_group>(x, in, count, out);
+}
+
+// ----------------------------------------------------------------------------
+// dequantize_row: per group, codebook[index] * norm (the lookup is scalar, the
+// multiply by the norm a vector of the same products), then fwht128: the
+// scalar table's operations lane by lane.
+void dequantize_row(const codec::CqMatrix& w, const float* codebook, uint32_t r, float* out) {
+  dequantize_row_by_groups(w, codebook, r, out, [&](const uint8_t* indices, float norm, float* dst) {
+    float32x4_t x[32];
+    const float32x4_t vnorm = vdupq_n_f32(norm);
+    for (int i = 0; i < 32; ++i) {
+      const float e[4] = {codebook[indices[4 * i]], codebook[indices[4 * i + 1]], codebook[indices[4 * i + 2]],
+                          codebook[indices[4 * i + 3]]};
+      x[i] = vmulq_f32(vld1q_f32(e), vnorm);
+    }
+    fwht128(x);
+    for (int i = 0; i < 32; ++i) vst1q_f32(dst + 4 * i, x[i]);
+  });
+}
+
+}  // namespace neon
+}  // namespace
+}  // namespace cact::kernels
+
+#endif  // aarch64 NEON

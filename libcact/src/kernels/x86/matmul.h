@@ -1,0 +1,181 @@
+#pragma once
+// cq_matmul of the x86 tables: activation permutation, norms and scales
+// prepared once per call, then the tiles (tiles.h) driven over the rows.
+#include "kernels/x86/tiles.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)
+
+namespace cact::kernels {
+namespace {
+namespace x86 {
+
+thread_local SimdScratch tls_scratch;
+
+// The lookup tables derived from a code table (tables_for, and with 512-bit
+// registers the vpermb tables of CQ2), remembered per thread and width: a
+// decode step runs ~170 products over the same few code tables, and deriving
+// them on every call (byte loops) is not free. Trivial type:
+// zero-initialised thread-local storage, no guard.
+struct DerivedTables {
+  bool valid;
+  int8_t e[16];
+  __m256i t[4];
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+  __m512i vbmi[4];
+#endif
+};
+
+template <Dot kDot, class U>
+void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
+  thread_local DerivedTables memo;  // one per instantiation: per table and width
+  if (!memo.valid || std::memcmp(memo.e, table, sizeof memo.e) != 0) {
+    tables_for(U::kBits, table, memo.t);
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+    if constexpr (kDot == Dot::kAvx512Vnni && U::kBits == 2) vbmi_pairs_tables(table, memo.vbmi);
+#endif
+    std::memcpy(memo.e, table, sizeof memo.e);
+    memo.valid = true;
+  }
+  for (int k = 0; k < 4; ++k) c.tables[k] = memo.t[k];
+  // L2 budget 96 KiB: each vector keeps its activations (AVX2: and their absolute values).
+  const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(c.in_pad);
+  const auto budget = uint32_t(96 * 1024 / per_vector);
+  if constexpr (kDot == Dot::kAvx512Vnni) {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+    Tiles512<U> tiles{c, {}, {}};
+    for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(c.tables[k]);
+    if constexpr (U::kBits == 2) {
+      for (int k = 0; k < 4; ++k) tiles.vbmi[k] = memo.vbmi[k];
+    }
+    tile_matmul<16>(tiles, row_begin, row_end, count, budget);
+#else
+    static_assert(kDot != Dot::kAvx512Vnni, "the 512-bit table needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni");
+#endif
+  } else {
+    tile_matmul(Tiles<kDot, U>{c}, row_begin, row_end, count, budget);
+  }
+}
+
+// `vbmi` (avx512-vbmi table only): the 1-vector CQ2 tiles look up with vpermb.
+template <Dot kDot>
+void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+                    uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride, bool vbmi) {
+  if (row_begin >= row_end || a.count == 0) return;
+  // The VNNI dot takes any int8 weight (biased table); AVX2 needs |w| <= 127.
+  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/kDot == Dot::kAvx2)) {
+    scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
+    return;
+  }
+  constexpr bool kAbs = kDot == Dot::kAvx2;
+  const uint32_t iw = codec::index_bits(w.bits);
+  const uint32_t groups = w.in_pad / kG;
+  const uint32_t rows = row_end - row_begin;
+  const size_t act_bytes = size_t(a.count) * w.in_pad;
+  const size_t norm_count = size_t(rows) * groups;
+  // The 512-bit 1-vector tiles read one scale and one correction per group
+  // (broadcasts), so with one vector those are stored unpadded ([group]).
+  const bool compact = kDot == Dot::kAvx512Vnni && a.count == 1;
+  const size_t stride = compact ? 1 : scale_stride(a.count);
+  const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
+  // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
+  const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
+  auto* base = static_cast<uint8_t*>(
+      tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes));
+  auto* act = reinterpret_cast<int8_t*>(base);
+  uint8_t* act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
+  auto* norms = reinterpret_cast<float*>(base + act_total);
+  auto* scales = reinterpret_cast<float*>(base + act_total + round_up64(norm_count * sizeof(float)));
+  auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
+
+  const PermuteMasks& pm = masks_for(iw);
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+  const PermuteMasks512& pm512 = masks512_for(iw);
+#endif
+  // avx512-vnni, one vector, 2-bit indices: the paired layout of cq_tile512_pairs.
+  const bool paired = kDot == Dot::kAvx512Vnni && a.count == 1 && iw == 2;
+  if (paired && groups % 2 == 1) {  // the missing second group of the last pair
+    for (int k = 0; k < 4; ++k) std::memset(act + size_t(groups - 1) * kG + 64 * k + 32, 0, 32);
+  }
+  for (uint32_t v = 0; v < a.count; ++v) {
+    for (uint32_t g = 0; g < groups; ++g) {
+      const size_t off = size_t(v) * w.in_pad + size_t(g) * kG;
+      if constexpr (kDot == Dot::kAvx512Vnni) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+        if (paired) {
+          permute_group512(pm512, activation_q(a) + off, act + size_t(g / 2) * 2 * kG + (g % 2) * 32, 64);
+        } else {
+          permute_group512(pm512, activation_q(a) + off, act + off, 32);
+        }
+#endif
+      } else {
+        permute_group(pm, activation_q(a) + off, act + off, kAbs ? act_abs + off : nullptr);
+      }
+      if constexpr (!kAbs) corr[g * stride + v] = bias_correction(activation_q(a) + off);
+    }
+  }
+  if constexpr (!kAbs) {
+    for (uint32_t g = 0; g < groups; ++g) {
+      for (size_t v = a.count; v < stride; ++v) corr[g * stride + v] = 0;
+    }
+  }
+  // The norms of the row range are contiguous FP16: with several vectors
+  // convert them all here, 8 at a time; with one, each tile converts its own
+  // rows (tile_norms).
+  if (a.count > 1) convert_norms(w.norms + 2 * size_t(row_begin) * groups, norm_count, norms);
+  if (compact) {
+    std::memcpy(scales, activation_scale(a), groups * sizeof(float));
+  } else {
+    transpose_scales(a, scales);
+  }
+
+  alignas(16) int8_t table[16];
+  code_table(cb, w.bits, table);
+  if constexpr (!kAbs) {
+    for (int e = 0; e < 16; ++e) table[e] = int8_t(uint8_t(table[e]) ^ 0x80);  // w + 128 as u8
+  }
+  MatmulCtx c{};
+  c.packed = w.packed;
+  c.row_bytes = w.row_bytes;
+  c.groups = groups;
+  c.in_pad = w.in_pad;
+  c.act = act;
+  c.act_abs = act_abs;
+  c.corr = corr;
+  c.norms = norms;
+  c.half = a.count == 1 ? w.norms : nullptr;
+  c.paired = paired;
+  c.vbmi = vbmi;
+  c.row_begin = row_begin;
+  c.rows = w.out;
+  c.scales = scales;
+  c.scale_stride = stride;
+  c.cb_scale = cb.scale;
+  c.y = y;
+  c.y_stride = y_stride;
+  switch (iw) {
+    case 1: cq_matmul_width<kDot, Unpack1>(c, table, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDot, Unpack2>(c, table, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDot, Unpack3>(c, table, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDot, Unpack4>(c, table, row_begin, row_end, a.count); break;
+  }
+}
+
+template <Dot kDot>
+void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
+               uint32_t row_end, float* y, size_t y_stride) {
+  cq_matmul_impl<kDot>(w, cb, a, row_begin, row_end, y, y_stride, false);
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+// The avx512-vbmi table's product: avx512-vnni's, with VbmiPairs in the 1-vector CQ2 tiles.
+[[maybe_unused]] void cq_matmul_vbmi(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
+                                     uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride) {
+  cq_matmul_impl<Dot::kAvx512Vnni>(w, cb, a, row_begin, row_end, y, y_stride, true);
+}
+#endif
+
+}  // namespace x86
+}  // namespace
+}  // namespace cact::kernels
+
+#endif  // x86-64 with AVX2 + F16C
