@@ -12,10 +12,10 @@ namespace neon {
 thread_local SimdScratch tls_scratch;
 
 template <bool kDotprod, class U>
-void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
-  tables_for(U::kBits, table, c.tables);
+void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
+  tables_for(U::kBits, table, job.tables);
   // L2 budget 64 KiB: each vector keeps its int8 activations.
-  tile_matmul(Tiles<kDotprod, U>{c}, row_begin, row_end, count, uint32_t(64 * 1024 / (1 * size_t(c.in_pad))));
+  tile_matmul(Tiles<kDotprod, U>{job}, row_begin, row_end, count, uint32_t(64 * 1024 / (1 * size_t(job.in_pad))));
 }
 
 template <bool kDotprod>
@@ -26,7 +26,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
     scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
     return;
   }
-  const uint32_t iw = codec::index_bits(w.bits);
+  const uint32_t bits_per_index = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
   const size_t act_bytes = size_t(a.count) * w.in_pad;
   const size_t norm_count = size_t(row_end - row_begin) * groups;
@@ -37,7 +37,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   auto* norms = reinterpret_cast<float*>(base + round_up64(act_bytes));
   auto* scales = reinterpret_cast<float*>(base + round_up64(act_bytes) + round_up64(norm_count * sizeof(float)));
 
-  const PermuteIndices& pi = indices_for(iw);
+  const PermuteIndices& pi = indices_for(bits_per_index);
   for (size_t off = 0; off < act_bytes; off += kG) permute_group(pi, activation_q(a) + off, act + off);
   // The norms of the row range are contiguous FP16: convert 4 at a time.
   const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
@@ -50,24 +50,24 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
-  MatmulCtx c{};
-  c.packed = w.packed;
-  c.row_bytes = w.row_bytes;
-  c.groups = groups;
-  c.in_pad = w.in_pad;
-  c.act = act;
-  c.norms = norms;
-  c.row_begin = row_begin;
-  c.scales = scales;
-  c.scale_stride = scale_stride(a.count);
-  c.cb_scale = cb.scale;
-  c.y = y;
-  c.y_stride = y_stride;
-  switch (iw) {
-    case 1: cq_matmul_width<kDotprod, Unpack1>(c, table, row_begin, row_end, a.count); break;
-    case 2: cq_matmul_width<kDotprod, Unpack2>(c, table, row_begin, row_end, a.count); break;
-    case 3: cq_matmul_width<kDotprod, Unpack3>(c, table, row_begin, row_end, a.count); break;
-    default: cq_matmul_width<kDotprod, Unpack4>(c, table, row_begin, row_end, a.count); break;
+  CqMatmulJob job{};
+  job.packed = w.packed;
+  job.row_bytes = w.row_bytes;
+  job.groups = groups;
+  job.in_pad = w.in_pad;
+  job.act = act;
+  job.norms = norms;
+  job.row_begin = row_begin;
+  job.scales = scales;
+  job.scale_stride = scale_stride(a.count);
+  job.cb_scale = cb.scale;
+  job.y = y;
+  job.y_stride = y_stride;
+  switch (bits_per_index) {
+    case 1: cq_matmul_width<kDotprod, Unpack1>(job, table, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDotprod, Unpack2>(job, table, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDotprod, Unpack3>(job, table, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDotprod, Unpack4>(job, table, row_begin, row_end, a.count); break;
   }
 }
 

@@ -39,7 +39,7 @@ inline int32x4_t dot_group(const int8x16_t w[8], const int8_t* a) {
   return vaddq_s32(s0, s1);
 }
 
-struct MatmulCtx {
+struct CqMatmulJob {
   const uint8_t* packed;
   size_t row_bytes;
   uint32_t groups, in_pad;
@@ -109,25 +109,25 @@ inline void tile_scales(const float* s, float32x4_t& lo, float32x4_t& hi) {
 // order, then acc * cb.scale. Lanes >= R*V compute on zero dots and are
 // never stored.
 template <bool kDotprod, class U, int R, int V>
-void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
+void cq_tile(const CqMatmulJob& job, uint32_t r0, uint32_t v0) {
   static_assert(R * V <= 8 && (R == 1 || R == 2 || R == 4 || R == 8));
   constexpr int P = R * V;
-  const uint32_t groups = c.groups;
-  const float* norms = c.norms + size_t(r0 - c.row_begin) * groups;
+  const uint32_t groups = job.groups;
+  const float* norms = job.norms + size_t(r0 - job.row_begin) * groups;
   float32x4_t acc_lo = vdupq_n_f32(0.0f), acc_hi = vdupq_n_f32(0.0f);
   for (uint32_t g = 0; g < groups; ++g) {
     int32x4_t dots[8];
     for (int l = P; l < 8; ++l) dots[l] = vdupq_n_s32(0);
     for (int r = 0; r < R; ++r) {
       int8x16_t w[8];
-      U::weights(c.packed + size_t(r0 + r) * c.row_bytes + size_t(g) * U::kBytes, c.tables, w);
+      U::weights(job.packed + size_t(r0 + r) * job.row_bytes + size_t(g) * U::kBytes, job.tables, w);
       for (int v = 0; v < V; ++v) {
-        dots[v * R + r] = dot_group<kDotprod>(w, c.act + size_t(v0 + v) * c.in_pad + size_t(g) * kG);
+        dots[v * R + r] = dot_group<kDotprod>(w, job.act + size_t(v0 + v) * job.in_pad + size_t(g) * kG);
       }
     }
     float32x4_t n_lo, n_hi, s_lo, s_hi;
     tile_norms<R>(norms + g, groups, n_lo, n_hi);
-    tile_scales<R>(c.scales + g * c.scale_stride + v0, s_lo, s_hi);
+    tile_scales<R>(job.scales + g * job.scale_stride + v0, s_lo, s_hi);
     const int32x4_t lo = vpaddq_s32(vpaddq_s32(dots[0], dots[1]), vpaddq_s32(dots[2], dots[3]));
     acc_lo = vaddq_f32(acc_lo, vmulq_f32(vcvtq_f32_s32(lo), vmulq_f32(n_lo, s_lo)));
     if constexpr (P > 4) {
@@ -136,21 +136,21 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
     }
   }
   alignas(16) float res[8];
-  const float32x4_t cbs = vdupq_n_f32(c.cb_scale);
+  const float32x4_t cbs = vdupq_n_f32(job.cb_scale);
   vst1q_f32(res, vmulq_f32(acc_lo, cbs));
   vst1q_f32(res + 4, vmulq_f32(acc_hi, cbs));
   for (int v = 0; v < V; ++v) {
-    for (int r = 0; r < R; ++r) c.y[size_t(v0 + v) * c.y_stride + r0 + r] = res[v * R + r];
+    for (int r = 0; r < R; ++r) job.y[size_t(v0 + v) * job.y_stride + r0 + r] = res[v * R + r];
   }
 }
 
 // This ISA's tile for the shared tiling driver (simd_common.h).
 template <bool kDotprod, class U>
 struct Tiles {
-  const MatmulCtx& c;
+  const CqMatmulJob& job;
   template <int R, int V>
   void tile(uint32_t r, uint32_t v0) const {
-    cq_tile<kDotprod, U, R, V>(c, r, v0);
+    cq_tile<kDotprod, U, R, V>(job, r, v0);
   }
 };
 

@@ -285,7 +285,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
     kAvx512VbmiKernels.cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
     return;
   }
-  const uint32_t iw = codec::index_bits(w.bits);
+  const uint32_t bits_per_index = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
   const uint32_t rows = row_end - row_begin;
   const uint32_t blocks = (a.count + kVecs - 1) / kVecs;
@@ -303,17 +303,17 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   auto* wbuf = reinterpret_cast<int8_t*>(base + act_bytes + norm_bytes + scale_bytes + acc_bytes);
   auto* cbuf = reinterpret_cast<int32_t*>(base + act_bytes + norm_bytes + scale_bytes + acc_bytes + 2 * kRows * kG);
 
-  prepare_activations_amx(a, permute_for(iw), groups, act);
+  prepare_activations_amx(a, permute_for(bits_per_index), groups, act);
   x86::convert_norms(w.norms + 2 * size_t(row_begin) * groups, size_t(rows) * groups, norms);
   transpose_scales(a, scales);
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
-  const RowTables t = row_tables(iw, table);
+  const RowTables t = row_tables(bits_per_index, table);
 
   memory_barrier();  // the prepared activations are read by tile loads
   _tile_loadconfig(&kTileConfig);
-  auto* const rows_of_width = iw == 1 ? matmul_rows<Row1> : iw == 2 ? matmul_rows<Row2>
-                             : iw == 3 ? matmul_rows<Row3> : matmul_rows<Row4>;
+  auto* const rows_of_width = bits_per_index == 1 ? matmul_rows<Row1> : bits_per_index == 2 ? matmul_rows<Row2>
+                             : bits_per_index == 3 ? matmul_rows<Row3> : matmul_rows<Row4>;
   rows_of_width(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf, cbuf);
   _tile_release();
 }

@@ -26,7 +26,7 @@ struct DerivedTables {
 };
 
 template <Dot kDot, class U>
-void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
+void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
   thread_local DerivedTables memo;  // one per instantiation: per table and width
   if (!memo.valid || std::memcmp(memo.e, table, sizeof memo.e) != 0) {
     tables_for(U::kBits, table, memo.t);
@@ -36,14 +36,14 @@ void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, u
     std::memcpy(memo.e, table, sizeof memo.e);
     memo.valid = true;
   }
-  for (int k = 0; k < 4; ++k) c.tables[k] = memo.t[k];
+  for (int k = 0; k < 4; ++k) job.tables[k] = memo.t[k];
   // L2 budget 96 KiB: each vector keeps its activations (AVX2: and their absolute values).
-  const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(c.in_pad);
+  const size_t per_vector = (kDot == Dot::kAvx2 ? 2 : 1) * size_t(job.in_pad);
   const auto budget = uint32_t(96 * 1024 / per_vector);
   if constexpr (kDot == Dot::kAvx512Vnni) {
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
-    Tiles512<U> tiles{c, {}, {}};
-    for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(c.tables[k]);
+    Tiles512<U> tiles{job, {}, {}};
+    for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(job.tables[k]);
     if constexpr (U::kBits == 2) {
       for (int k = 0; k < 4; ++k) tiles.vbmi[k] = memo.vbmi[k];
     }
@@ -52,7 +52,7 @@ void cq_matmul_width(MatmulCtx& c, const int8_t table[16], uint32_t row_begin, u
     static_assert(kDot != Dot::kAvx512Vnni, "the 512-bit table needs -mavx512f -mavx512bw -mavx512vl -mavx512vnni");
 #endif
   } else {
-    tile_matmul(Tiles<kDot, U>{c}, row_begin, row_end, count, budget);
+    tile_matmul(Tiles<kDot, U>{job}, row_begin, row_end, count, budget);
   }
 }
 
@@ -67,7 +67,7 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
     return;
   }
   constexpr bool kAbs = kDot == Dot::kAvx2;
-  const uint32_t iw = codec::index_bits(w.bits);
+  const uint32_t bits_per_index = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
   const uint32_t rows = row_end - row_begin;
   const size_t act_bytes = size_t(a.count) * w.in_pad;
@@ -87,12 +87,12 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   auto* scales = reinterpret_cast<float*>(base + act_total + round_up64(norm_count * sizeof(float)));
   auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
 
-  const PermuteMasks& pm = masks_for(iw);
+  const PermuteMasks& pm = masks_for(bits_per_index);
 #if defined(__AVX512F__) && defined(__AVX512BW__)
-  const PermuteMasks512& pm512 = masks512_for(iw);
+  const PermuteMasks512& pm512 = masks512_for(bits_per_index);
 #endif
   // avx512-vnni, one vector, 2-bit indices: the paired layout of cq_tile512_pairs.
-  const bool paired = kDot == Dot::kAvx512Vnni && a.count == 1 && iw == 2;
+  const bool paired = kDot == Dot::kAvx512Vnni && a.count == 1 && bits_per_index == 2;
   if (paired && groups % 2 == 1) {  // the missing second group of the last pair
     for (int k = 0; k < 4; ++k) std::memset(act + size_t(groups - 1) * kG + 64 * k + 32, 0, 32);
   }
@@ -133,30 +133,30 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   if constexpr (!kAbs) {
     for (int e = 0; e < 16; ++e) table[e] = int8_t(uint8_t(table[e]) ^ 0x80);  // w + 128 as u8
   }
-  MatmulCtx c{};
-  c.packed = w.packed;
-  c.row_bytes = w.row_bytes;
-  c.groups = groups;
-  c.in_pad = w.in_pad;
-  c.act = act;
-  c.act_abs = act_abs;
-  c.corr = corr;
-  c.norms = norms;
-  c.half = a.count == 1 ? w.norms : nullptr;
-  c.paired = paired;
-  c.vbmi = vbmi;
-  c.row_begin = row_begin;
-  c.rows = w.out;
-  c.scales = scales;
-  c.scale_stride = stride;
-  c.cb_scale = cb.scale;
-  c.y = y;
-  c.y_stride = y_stride;
-  switch (iw) {
-    case 1: cq_matmul_width<kDot, Unpack1>(c, table, row_begin, row_end, a.count); break;
-    case 2: cq_matmul_width<kDot, Unpack2>(c, table, row_begin, row_end, a.count); break;
-    case 3: cq_matmul_width<kDot, Unpack3>(c, table, row_begin, row_end, a.count); break;
-    default: cq_matmul_width<kDot, Unpack4>(c, table, row_begin, row_end, a.count); break;
+  CqMatmulJob job{};
+  job.packed = w.packed;
+  job.row_bytes = w.row_bytes;
+  job.groups = groups;
+  job.in_pad = w.in_pad;
+  job.act = act;
+  job.act_abs = act_abs;
+  job.corr = corr;
+  job.norms = norms;
+  job.half = a.count == 1 ? w.norms : nullptr;
+  job.paired = paired;
+  job.vbmi = vbmi;
+  job.row_begin = row_begin;
+  job.rows = w.out;
+  job.scales = scales;
+  job.scale_stride = stride;
+  job.cb_scale = cb.scale;
+  job.y = y;
+  job.y_stride = y_stride;
+  switch (bits_per_index) {
+    case 1: cq_matmul_width<kDot, Unpack1>(job, table, row_begin, row_end, a.count); break;
+    case 2: cq_matmul_width<kDot, Unpack2>(job, table, row_begin, row_end, a.count); break;
+    case 3: cq_matmul_width<kDot, Unpack3>(job, table, row_begin, row_end, a.count); break;
+    default: cq_matmul_width<kDot, Unpack4>(job, table, row_begin, row_end, a.count); break;
   }
 }
 

@@ -258,10 +258,10 @@ inline __m512i packed_index_chunk512(const uint8_t* packed, int i) {
       for (int i = 0; i < 8; ++i) _mm512_storeu_ps(dst + 16 * i, x[0][i]);
     };
   };
-  const uint32_t iw = codec::index_bits(w.bits);
-  if (w.bits != codec::kTernary && iw == 1) {
+  const uint32_t bits_per_index = codec::index_bits(w.bits);
+  if (w.bits != codec::kTernary && bits_per_index == 1) {
     dequantize_row_by_groups<false>(w, codebook, r, out, group_with(packed_index_chunk512<1>));
-  } else if (w.bits != codec::kTernary && iw == 2) {
+  } else if (w.bits != codec::kTernary && bits_per_index == 2) {
     dequantize_row_by_groups<false>(w, codebook, r, out, group_with(packed_index_chunk512<2>));
   } else {
     dequantize_row_by_groups(w, codebook, r, out, group_with([](const uint8_t* indices, int i) {

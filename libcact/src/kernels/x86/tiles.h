@@ -70,7 +70,7 @@ inline __m256i reduce8(const __m256i v[8]) {
                           _mm256_permute2x128_si256(h0123, h4567, 0x31));
 }
 
-struct MatmulCtx {
+struct CqMatmulJob {
   const uint8_t* packed;
   size_t row_bytes;
   uint32_t groups, in_pad;
@@ -98,7 +98,7 @@ inline float load_norm(const uint8_t* half, size_t i) {
 }
 
 // The float norms of a tile's rows [r0, r0 + R). With several vectors the
-// prep converted the whole row range; with one vector (c.half set) each tile
+// prep converted the whole row range; with one vector (job.half set) each tile
 // converts its own rows (contiguous FP16, R * groups halves) right before it
 // uses them, so the loads overlap the previous tile's weight stream instead of
 // stalling a separate pass over the row range. The conversion is exact either
@@ -114,19 +114,19 @@ __attribute__((always_inline)) inline void convert_norms(const uint8_t* half, si
 // One vector: starts loading the FP16 norms of the next tile, rows [r0 + R,
 // r0 + 2R) (as NextTilePrefetch does for its weights), if it is in the matrix.
 template <int R>
-__attribute__((always_inline)) inline void prefetch_next_tile_norms(const MatmulCtx& c, uint32_t r0) {
-  if (r0 + 2 * uint32_t(R) > c.rows) return;
-  const size_t bytes = 2 * size_t(R) * c.groups;
-  const auto* next = reinterpret_cast<const char*>(c.half + 2 * size_t(r0 + uint32_t(R)) * c.groups);
+__attribute__((always_inline)) inline void prefetch_next_tile_norms(const CqMatmulJob& job, uint32_t r0) {
+  if (r0 + 2 * uint32_t(R) > job.rows) return;
+  const size_t bytes = 2 * size_t(R) * job.groups;
+  const auto* next = reinterpret_cast<const char*>(job.half + 2 * size_t(r0 + uint32_t(R)) * job.groups);
   for (size_t off = 0; off < bytes; off += 64) _mm_prefetch(next + off, _MM_HINT_T0);
 }
 
 template <int R>
-__attribute__((always_inline)) inline const float* tile_norms(const MatmulCtx& c, uint32_t r0) {
-  float* dst = c.norms + size_t(r0 - c.row_begin) * c.groups;
-  if (c.half != nullptr) {
-    prefetch_next_tile_norms<R>(c, r0);
-    convert_norms(c.half + 2 * size_t(r0) * c.groups, size_t(R) * c.groups, dst);
+__attribute__((always_inline)) inline const float* tile_norms(const CqMatmulJob& job, uint32_t r0) {
+  float* dst = job.norms + size_t(r0 - job.row_begin) * job.groups;
+  if (job.half != nullptr) {
+    prefetch_next_tile_norms<R>(job, r0);
+    convert_norms(job.half + 2 * size_t(r0) * job.groups, size_t(R) * job.groups, dst);
   }
   return dst;
 }
@@ -144,9 +144,9 @@ struct NextTilePrefetch {
   static constexpr size_t kChunk = size_t(R) * U::kBytes;
   const char* p;
   bool on;
-  NextTilePrefetch(const MatmulCtx& c, uint32_t r0, bool wanted)
-      : p(reinterpret_cast<const char*>(c.packed)), on(wanted && r0 + 2 * uint32_t(R) <= c.rows) {
-    if (on) p = reinterpret_cast<const char*>(c.packed + size_t(r0 + R) * c.row_bytes);
+  NextTilePrefetch(const CqMatmulJob& job, uint32_t r0, bool wanted)
+      : p(reinterpret_cast<const char*>(job.packed)), on(wanted && r0 + 2 * uint32_t(R) <= job.rows) {
+    if (on) p = reinterpret_cast<const char*>(job.packed + size_t(r0 + R) * job.row_bytes);
   }
   void group() {
     if (on) {
@@ -168,19 +168,19 @@ struct TileLanes {
 // order, then acc * cb.scale. Lanes >= R*V compute on zero dots and are
 // never stored.
 template <Dot kDot, class U, int R, int V>
-void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
+void cq_tile(const CqMatmulJob& job, uint32_t r0, uint32_t v0) {
   static_assert(R * V <= 8);
   constexpr int P = R * V;
-  const uint32_t groups = c.groups;
+  const uint32_t groups = job.groups;
   // Norm of lane l at group g: norms[(r0 + l%R - row_begin)*groups + g].
   const __m256i norm_index = _mm256_mullo_epi32(
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::row)), _mm256_set1_epi32(int(groups)));
   const __m256i scale_index = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::vec));
-  const float* norms = tile_norms<R>(c, r0);
-  const size_t rb = c.row_bytes;
-  const uint8_t* packed = c.packed + size_t(r0) * rb;
+  const float* norms = tile_norms<R>(job, r0);
+  const size_t rb = job.row_bytes;
+  const uint8_t* packed = job.packed + size_t(r0) * rb;
   __m256 acc = _mm256_setzero_ps();
-  NextTilePrefetch<R, U> prefetch(c, r0, V == 1);
+  NextTilePrefetch<R, U> prefetch(job, r0, V == 1);
   for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
     prefetch.group();
     __m256i dots[8];
@@ -188,39 +188,39 @@ void cq_tile(const MatmulCtx& c, uint32_t r0, uint32_t v0) {
     const uint8_t* row = packed;
     for (int r = 0; r < R; ++r, row += rb) {
       __m256i w[4];
-      U::weights(row, c.tables, w);
+      U::weights(row, job.tables, w);
       for (int v = 0; v < V; ++v) {
-        const size_t off = size_t(v0 + v) * c.in_pad + size_t(g) * kG;
-        dots[v * R + r] = dot_group<kDot>(w, kDot == Dot::kAvx2 ? c.act_abs + off : nullptr, c.act + off);
+        const size_t off = size_t(v0 + v) * job.in_pad + size_t(g) * kG;
+        dots[v * R + r] = dot_group<kDot>(w, kDot == Dot::kAvx2 ? job.act_abs + off : nullptr, job.act + off);
       }
     }
     const __m256 norm = _mm256_i32gather_ps(norms + g, norm_index, 4);
     const __m256 scale =
-        _mm256_permutevar8x32_ps(_mm256_loadu_ps(c.scales + g * c.scale_stride + v0), scale_index);
+        _mm256_permutevar8x32_ps(_mm256_loadu_ps(job.scales + g * job.scale_stride + v0), scale_index);
     __m256i idots = reduce8(dots);
     if constexpr (kDot != Dot::kAvx2) {
       idots = _mm256_sub_epi32(idots, _mm256_permutevar8x32_epi32(
                                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                              c.corr + g * c.scale_stride + v0)),
+                                              job.corr + g * job.scale_stride + v0)),
                                           scale_index));
     }
     const __m256 d = _mm256_cvtepi32_ps(idots);
     acc = _mm256_add_ps(acc, _mm256_mul_ps(d, _mm256_mul_ps(norm, scale)));
   }
   alignas(32) float res[8];
-  _mm256_store_ps(res, _mm256_mul_ps(acc, _mm256_set1_ps(c.cb_scale)));
+  _mm256_store_ps(res, _mm256_mul_ps(acc, _mm256_set1_ps(job.cb_scale)));
   for (int v = 0; v < V; ++v) {
-    for (int r = 0; r < R; ++r) c.y[size_t(v0 + v) * c.y_stride + r0 + r] = res[v * R + r];
+    for (int r = 0; r < R; ++r) job.y[size_t(v0 + v) * job.y_stride + r0 + r] = res[v * R + r];
   }
 }
 
 // This ISA's tile for the shared tiling driver (simd_common.h).
 template <Dot kDot, class U>
 struct Tiles {
-  const MatmulCtx& c;
+  const CqMatmulJob& job;
   template <int R, int V>
   void tile(uint32_t r, uint32_t v0) const {
-    cq_tile<kDot, U, R, V>(c, r, v0);
+    cq_tile<kDot, U, R, V>(job, r, v0);
   }
 };
 
@@ -327,7 +327,7 @@ __attribute__((always_inline)) inline __m512i reduce16(const __m512i a[8]) {
 }
 
 template <class U, int R, int V>
-void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t v0) {
+void cq_tile512(const CqMatmulJob& job, const __m512i t512[4], uint32_t r0, uint32_t v0) {
   using L = Lanes512<R, V>;
   constexpr int P = L::kPairs;
   constexpr int A = P * V;
@@ -339,14 +339,14 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
                                                    L::vec_of(4),  L::vec_of(5),  L::vec_of(6),  L::vec_of(7),
                                                    L::vec_of(8),  L::vec_of(9),  L::vec_of(10), L::vec_of(11),
                                                    L::vec_of(12), L::vec_of(13), L::vec_of(14), L::vec_of(15)};
-  const uint32_t groups = c.groups;
+  const uint32_t groups = job.groups;
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i vec_index = _mm512_load_si512(kVec);
-  const float* norms = tile_norms<R>(c, r0);
-  const size_t rb = c.row_bytes;
-  const uint8_t* packed = c.packed + size_t(r0) * rb;
+  const float* norms = tile_norms<R>(job, r0);
+  const size_t rb = job.row_bytes;
+  const uint8_t* packed = job.packed + size_t(r0) * rb;
   __m512 acc = _mm512_setzero_ps();
-  NextTilePrefetch<R, U> prefetch(c, r0, V == 1);
+  NextTilePrefetch<R, U> prefetch(job, r0, V == 1);
   for (uint32_t g = 0; g < groups; ++g, packed += U::kBytes) {
     prefetch.group();
     __m512i dots[8];
@@ -354,9 +354,9 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
     const uint8_t* row = packed;  // row 2p (a 1-row tile pairs the row with itself)
     for (int p = 0; p < P; ++p, row += 2 * rb) {
       __m512i w[4];
-      Unpack512<U>::weights(row, 2 * p + 1 < R ? row + rb : row, c.tables, t512, w);
+      Unpack512<U>::weights(row, 2 * p + 1 < R ? row + rb : row, job.tables, t512, w);
       for (int v = 0; v < V; ++v) {
-        const int8_t* a = c.act + size_t(v0 + v) * c.in_pad + size_t(g) * kG;
+        const int8_t* a = job.act + size_t(v0 + v) * job.in_pad + size_t(g) * kG;
         __m512i sum = _mm512_setzero_si512();
         for (int k = 0; k < 4; ++k) {
           const __m512i av = _mm512_broadcast_i64x4(_mm256_load_si256(reinterpret_cast<const __m256i*>(a + 32 * k)));
@@ -365,25 +365,25 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
         dots[v * P + p] = sum;
       }
     }
-    const size_t f = g * c.scale_stride + v0;  // 8 readable entries from here
+    const size_t f = g * job.scale_stride + v0;  // 8 readable entries from here
     const __m512 norm = _mm512_i32gather_ps(norm_index, norms + g, 4);
     __m512 scale;
     __m512i corr;
     if constexpr (V == 1) {  // one vector: broadcasts from memory (load port) instead of vpermps/vpermd (port 5)
-      scale = _mm512_set1_ps(c.scales[f]);
-      corr = _mm512_set1_epi32(c.corr[f]);
+      scale = _mm512_set1_ps(job.scales[f]);
+      corr = _mm512_set1_epi32(job.corr[f]);
     } else {
-      scale = _mm512_permutexvar_ps(vec_index, _mm512_castps256_ps512(_mm256_loadu_ps(c.scales + f)));
+      scale = _mm512_permutexvar_ps(vec_index, _mm512_castps256_ps512(_mm256_loadu_ps(job.scales + f)));
       corr = _mm512_permutexvar_epi32(
-          vec_index, _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c.corr + f))));
+          vec_index, _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(job.corr + f))));
     }
     const __m512 d = _mm512_cvtepi32_ps(_mm512_sub_epi32(reduce16(dots), corr));
     acc = _mm512_add_ps(acc, _mm512_mul_ps(d, _mm512_mul_ps(norm, scale)));
   }
   alignas(64) float res[16];
-  _mm512_store_ps(res, _mm512_mul_ps(acc, _mm512_set1_ps(c.cb_scale)));
+  _mm512_store_ps(res, _mm512_mul_ps(acc, _mm512_set1_ps(job.cb_scale)));
   for (int v = 0; v < V; ++v) {
-    for (int r = 0; r < R; ++r) c.y[size_t(v0 + v) * c.y_stride + r0 + r] = res[L::lane_of(r, v)];
+    for (int r = 0; r < R; ++r) job.y[size_t(v0 + v) * job.y_stride + r0 + r] = res[L::lane_of(r, v)];
   }
 }
 
@@ -397,7 +397,7 @@ void cq_tile512(const MatmulCtx& c, const __m512i t512[4], uint32_t r0, uint32_t
 // puts the 16 rows of a group in lane order (lane = row). Then the scalar's
 // float math per group, in group order. An odd last group loads 32 bytes
 // (the upper half of the register is zero and its results unused).
-// The norms come straight from the FP16 norms (c.half), one dword gather per
+// The norms come straight from the FP16 norms (job.half), one dword gather per
 // pair of groups: dword r = the halves (norm[r][g], norm[r][g + 1]), adjacent
 // in the [row][group] layout. That replaces a float conversion pass and two
 // float gathers per pair; the conversion is exact, so
@@ -427,29 +427,29 @@ struct VbmiPairs {
 };
 
 template <int R, class Decode>
-__attribute__((always_inline)) inline void cq_tile512_pairs_body(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
+__attribute__((always_inline)) inline void cq_tile512_pairs_body(const CqMatmulJob& job, const __m512i t512[4], uint32_t r0) {
   static_assert(R >= 1 && R <= 16);
   // Lane = row; lanes past the tile read row 0's norms (valid memory, never stored).
   constexpr auto lane_row = [](int lane) { return lane < R ? lane : 0; };
   alignas(64) static constexpr int32_t kRow[16] = {lane_row(0),  lane_row(1),  lane_row(2),  lane_row(3),  lane_row(4),  lane_row(5),  lane_row(6),  lane_row(7),
                                                    lane_row(8),  lane_row(9),  lane_row(10), lane_row(11), lane_row(12), lane_row(13), lane_row(14), lane_row(15)};
-  const uint32_t groups = c.groups;
+  const uint32_t groups = job.groups;
   // Halves from one row's norms to the next: the gather's index is in halves (scale 2).
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
   const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
   const __m512i second = _mm512_setr_epi32(4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-  const size_t rb = c.row_bytes;
-  const uint8_t* packed = c.packed + size_t(r0) * rb;
-  const uint8_t* norm_half = c.half + 2 * size_t(r0) * groups;
-  prefetch_next_tile_norms<R>(c, r0);
-  const int8_t* act = c.act;
-  NextTilePrefetch<R, Unpack2> prefetch(c, r0, true);
+  const size_t rb = job.row_bytes;
+  const uint8_t* packed = job.packed + size_t(r0) * rb;
+  const uint8_t* norm_half = job.half + 2 * size_t(r0) * groups;
+  prefetch_next_tile_norms<R>(job, r0);
+  const int8_t* act = job.act;
+  NextTilePrefetch<R, Unpack2> prefetch(job, r0, true);
   __m512 acc = _mm512_setzero_ps();
   const auto accumulate = [&](uint32_t g, __m512i dots, __m256i norm_halves) {  // lane = row
-    const size_t f = g * c.scale_stride;
+    const size_t f = g * job.scale_stride;
     const __m512 norm = _mm512_cvtph_ps(norm_halves);
-    const __m512 d = _mm512_cvtepi32_ps(_mm512_sub_epi32(dots, _mm512_set1_epi32(c.corr[f])));
-    acc = _mm512_add_ps(acc, _mm512_mul_ps(d, _mm512_mul_ps(norm, _mm512_set1_ps(c.scales[f]))));
+    const __m512 d = _mm512_cvtepi32_ps(_mm512_sub_epi32(dots, _mm512_set1_epi32(job.corr[f])));
+    acc = _mm512_add_ps(acc, _mm512_mul_ps(d, _mm512_mul_ps(norm, _mm512_set1_ps(job.scales[f]))));
   };
   for (uint32_t g = 0; g < groups; g += 2, packed += 2 * Unpack2::kBytes, act += 2 * kG) {
     const bool two = g + 1 < groups;
@@ -490,17 +490,17 @@ __attribute__((always_inline)) inline void cq_tile512_pairs_body(const MatmulCtx
     }
   }
   alignas(64) float res[16];
-  _mm512_store_ps(res, _mm512_mul_ps(acc, _mm512_set1_ps(c.cb_scale)));
-  for (int r = 0; r < R; ++r) c.y[r0 + uint32_t(r)] = res[r];
+  _mm512_store_ps(res, _mm512_mul_ps(acc, _mm512_set1_ps(job.cb_scale)));
+  for (int r = 0; r < R; ++r) job.y[r0 + uint32_t(r)] = res[r];
 }
 
 template <int R>
-void cq_tile512_pairs(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
-  cq_tile512_pairs_body<R, PshufbPairs>(c, t512, r0);
+void cq_tile512_pairs(const CqMatmulJob& job, const __m512i t512[4], uint32_t r0) {
+  cq_tile512_pairs_body<R, PshufbPairs>(job, t512, r0);
 }
 template <int R>
-void cq_tile512_pairs_vbmi(const MatmulCtx& c, const __m512i t512[4], uint32_t r0) {
-  cq_tile512_pairs_body<R, VbmiPairs>(c, t512, r0);
+void cq_tile512_pairs_vbmi(const CqMatmulJob& job, const __m512i t512[4], uint32_t r0) {
+  cq_tile512_pairs_body<R, VbmiPairs>(job, t512, r0);
 }
 
 // VbmiPairs' tables from the code table e: t[k][i] = e[(i >> 2k) & 3], k = 0..2.
@@ -514,22 +514,22 @@ inline void vbmi_pairs_tables(const int8_t e[16], __m512i t[4]) {
 
 template <class U>
 struct Tiles512 {
-  const MatmulCtx& c;
+  const CqMatmulJob& job;
   __m512i t512[4];
-  __m512i vbmi[4];  // VbmiPairs' tables when c.paired and c.vbmi
+  __m512i vbmi[4];  // VbmiPairs' tables when job.paired and job.vbmi
   template <int R, int V>
   void tile(uint32_t r, uint32_t v0) const {
     if constexpr (U::kBits == 2 && V == 1) {  // CQ2 and ternary, a call with one vector: paired layout
-      if (c.paired) {
-        if (c.vbmi) {
-          cq_tile512_pairs_vbmi<R>(c, vbmi, r);
+      if (job.paired) {
+        if (job.vbmi) {
+          cq_tile512_pairs_vbmi<R>(job, vbmi, r);
         } else {
-          cq_tile512_pairs<R>(c, t512, r);
+          cq_tile512_pairs<R>(job, t512, r);
         }
         return;
       }
     }
-    cq_tile512<U, R, V>(c, t512, r, v0);
+    cq_tile512<U, R, V>(job, t512, r, v0);
   }
 };
 #endif  // AVX-512 F, BW, VL, VNNI
