@@ -70,9 +70,10 @@ void latency(const cact::Engine& engine, const cact::Tokenizer& tok, const cact:
     cached = b.cached_tokens;
     if (a.function_calls.empty() || b.function_calls.empty()) std::printf("  (a request ended without a call)\n");
   }
-  std::printf("  %u thread%s: first request %.1f ms (%u prompt tokens), prefix-cache hit %.1f ms (%u cached); "
-              "%u tokens generated\n",
-              threads, threads == 1 ? " " : "s", median(cold), prompt, median(warm), cached, generated);
+  std::printf(
+      "  %u thread%s: first request %.1f ms (%u prompt tokens), prefix-cache hit %.1f ms (%u cached); "
+      "%u tokens generated\n",
+      threads, threads == 1 ? " " : "s", median(cold), prompt, median(warm), cached, generated);
 }
 
 void decode_cost(const cact::Engine& engine, const cact::Tokenizer& tok, const cact::chat::ToolList& tools,
@@ -123,8 +124,7 @@ void expected_share(const std::filesystem::path& models) {
         for (size_t i = 0; i < c["messages"].size() && on_track; ++i) {
           const auto& m = c["messages"][i];
           const std::string content = m["content"].get<std::string>();
-          const cact::chat::Answer a =
-              m["role"] == "user" ? chat.ask(content, o) : chat.tool_results({content}, o);
+          const cact::chat::Answer a = m["role"] == "user" ? chat.ask(content, o) : chat.tool_results({content}, o);
           const bool equal = a.raw == c["answers"][i].get<std::string>();
           const bool valid = c["valid"][i].get<bool>();
           total += 1;

@@ -3,8 +3,8 @@
 // tests/chat/constraint_test.cpp, with a tool list that uses every supported
 // keyword; per step the time of fill_mask (the sampler's slow path) and of one
 // allows() (its fast path), split by where the answer is (free text or inside
-// the call list); each the best of three runs at the same state. Vocabularies: the bundled tool model's 2048 pieces and the
-// synthetic 8192-piece one.
+// the call list); each the best of three runs at the same state. Vocabularies: the bundled tool model's 2048 pieces and
+// the synthetic 8192-piece one.
 //
 //   bench_constraint [WALKS]     (default 200 walks of up to 200 tokens per mode)
 #include <algorithm>
@@ -60,13 +60,15 @@ double mean(const std::vector<double>& v) {
 }
 
 void report(const char* vocab, const char* mode, const char* where, const Times& t) {
-  std::printf("%-10s %-9s %-10s steps %6zu  fill_mask us: mean %6.2f  p50 %6.2f  p99 %6.2f  max %7.2f   allows ns: mean %6.1f  p99 %6.1f\n",
-              vocab, mode, where, t.fill_us.size(), mean(t.fill_us), percentile(t.fill_us, 0.5), percentile(t.fill_us, 0.99),
-              percentile(t.fill_us, 1.0), mean(t.allows_ns), percentile(t.allows_ns, 0.99));
+  std::printf(
+      "%-10s %-9s %-10s steps %6zu  fill_mask us: mean %6.2f  p50 %6.2f  p99 %6.2f  max %7.2f   allows ns: mean %6.1f  "
+      "p99 %6.1f\n",
+      vocab, mode, where, t.fill_us.size(), mean(t.fill_us), percentile(t.fill_us, 0.5), percentile(t.fill_us, 0.99),
+      percentile(t.fill_us, 1.0), mean(t.allows_ns), percentile(t.allows_ns, 0.99));
 }
 
-void bench(const char* vocab_name, const cact::Tokenizer& tok, const cact::chat::ToolList& tools, cact::chat::ToolChoiceMode mode,
-           const char* mode_name, int walks) {
+void bench(const char* vocab_name, const cact::Tokenizer& tok, const cact::chat::ToolList& tools,
+           cact::chat::ToolChoiceMode mode, const char* mode_name, int walks) {
   AnswerConstraint c(tok, tools, {mode, ""});
   const cact::chat::VocabSurfaces vocab(tok);
   const size_t n = tok.size();
@@ -106,14 +108,16 @@ void bench(const char* vocab_name, const cact::Tokenizer& tok, const cact::chat:
       for (size_t i = 0; i < n; ++i) {
         if (!mask[i]) continue;
         allowed.push_back(static_cast<int32_t>(i));
-        if (vocab.kind(static_cast<int32_t>(i)) == cact::chat::PieceKind::marker) markers.push_back(static_cast<int32_t>(i));
+        if (vocab.kind(static_cast<int32_t>(i)) == cact::chat::PieceKind::marker)
+          markers.push_back(static_cast<int32_t>(i));
       }
       if (allowed.empty() || (probe_allowed && !mask[size_t(probe)])) {
         std::fprintf(stderr, "bench_constraint: the mask disagrees with allows() or is empty\n");
         std::exit(1);
       }
       // Mostly uniform, now and then a marker, so walks enter call lists.
-      const int32_t id = !markers.empty() && rng() % 8 == 0 ? markers[rng() % markers.size()] : allowed[rng() % allowed.size()];
+      const int32_t id =
+          !markers.empty() && rng() % 8 == 0 ? markers[rng() % markers.size()] : allowed[rng() % allowed.size()];
       if (id == vocab.eos_id() || id == vocab.marker_id(cact::chat::Marker::im_end)) break;
       if (c.accept(id) == AnswerConstraint::Event::unlisted_name) break;
     }
@@ -128,9 +132,11 @@ int main(int argc, char** argv) {
   try {
     const int walks = argc > 1 ? std::atoi(argv[1]) : 200;
     const cact::chat::ToolList tools = cact::chat::parse_tool_list(kTools, "bench tools");
-    const cact::Tokenizer tools_tok(cact::Model::open(CACT_SOURCE_DIR "/models/tools/tools-tiny.cact").tokenizer_model());
+    const cact::Tokenizer tools_tok(
+        cact::Model::open(CACT_SOURCE_DIR "/models/tools/tools-tiny.cact").tokenizer_model());
     const cact::Tokenizer synthetic(cact::synthetic_tokenizer(8192));
-    for (const auto& [name, tok] : {std::pair<const char*, const cact::Tokenizer*>{"tools-2048", &tools_tok}, {"synth-8192", &synthetic}}) {
+    for (const auto& [name, tok] :
+         {std::pair<const char*, const cact::Tokenizer*>{"tools-2048", &tools_tok}, {"synth-8192", &synthetic}}) {
       bench(name, *tok, tools, cact::chat::ToolChoiceMode::required, "required", walks);
       bench(name, *tok, tools, cact::chat::ToolChoiceMode::auto_, "auto", walks);
     }

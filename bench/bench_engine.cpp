@@ -139,8 +139,9 @@ void peak_rss(const std::filesystem::path& archive) {
   long hwm = 0;
   size_t state = 0;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && std::sscanf(buf, "%ld %zu", &hwm, &state) == 2) {
-    std::printf("  peak RSS at 8k context (8000 positions + 1 step, fresh process): %.1f MiB (VmHWM); state_bytes %.2f MiB\n",
-                double(hwm) / 1024.0, double(state) / 1048576.0);
+    std::printf(
+        "  peak RSS at 8k context (8000 positions + 1 step, fresh process): %.1f MiB (VmHWM); state_bytes %.2f MiB\n",
+        double(hwm) / 1024.0, double(state) / 1048576.0);
   } else {
     std::printf("  peak RSS: the --rss-child process failed\n");
   }
@@ -160,7 +161,15 @@ double first_token_ms(const std::string& exe, const std::filesystem::path& archi
       close(fd[1]);
       const int null = open("/dev/null", O_WRONLY);  // its "confidence:" line is not ours to print
       if (null >= 0) dup2(null, 2);
-      const char* argv[] = {exe.c_str(), archive.c_str(), "-p", "hello", "-n", "4", scalar ? "--scalar" : "--threads", scalar ? nullptr : "0", nullptr};
+      const char* argv[] = {exe.c_str(),
+                            archive.c_str(),
+                            "-p",
+                            "hello",
+                            "-n",
+                            "4",
+                            scalar ? "--scalar" : "--threads",
+                            scalar ? nullptr : "0",
+                            nullptr};
       execv(exe.c_str(), const_cast<char* const*>(argv));
       _exit(127);
     }
@@ -177,7 +186,6 @@ double first_token_ms(const std::string& exe, const std::filesystem::path& archi
   }
   return best;
 }
-
 
 constexpr const char* kUsage =
     "usage: bench_engine [--quick] [--slice PATH] [ARCHIVE]\n"
@@ -239,14 +247,16 @@ int main(int argc, char** argv) {
   if (!user_archive) archive = default_archive;
   if (!std::filesystem::exists(archive)) {
     if (user_archive) {
-      std::fprintf(stderr, "bench_engine: %s does not exist (write one with cact-build synth --preset needle3)\n", archive.c_str());
+      std::fprintf(stderr, "bench_engine: %s does not exist (write one with cact-build synth --preset needle3)\n",
+                   archive.c_str());
       return 1;
     }
     std::printf("writing %s (synth preset needle3)\n", archive.c_str());
     cact::write_synth_archive(archive, cact::synth_preset("needle3"));
   }
   ScratchDir scratch;
-  if (slice.empty()) slice = user_archive ? scratch.get() / "rung8.cact" : std::filesystem::path("/tmp/needle3.l8.cact");
+  if (slice.empty())
+    slice = user_archive ? scratch.get() / "rung8.cact" : std::filesystem::path("/tmp/needle3.l8.cact");
   {
     const cact::Model model = cact::Model::open(archive);
     if (!std::filesystem::exists(slice)) {

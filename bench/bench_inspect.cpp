@@ -26,7 +26,8 @@ double now_ms() {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const char* usage = "usage: bench_inspect [ARCHIVE]  (default: /tmp/cact-bench-needle3.cact, synthesised if missing)\n";
+  const char* usage =
+      "usage: bench_inspect [ARCHIVE]  (default: /tmp/cact-bench-needle3.cact, synthesised if missing)\n";
   if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
     const bool help = argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h");
     std::fputs(usage, help ? stdout : stderr);

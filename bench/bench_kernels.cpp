@@ -3,9 +3,8 @@
 // activation vector, decode) and a 16-vector matmul (prefill; also 128
 // vectors for the first matrix); matvecs over ~6.5 MB of weights (streamed
 // from beyond L2, as in a real decode step); the activation quantiser and
-// dequantize_row (the engine's per-token embedding and engram rows). Prints time per call, GB/s of weight bytes (packed indices +
-// FP16 norms) streamed per call, GMAC/s, and the speed-up over the scalar
-// table from the same run.
+// dequantize_row (the engine's per-token embedding and engram rows). Prints time per call, GB/s of weight bytes (packed
+// indices + FP16 norms) streamed per call, GMAC/s, and the speed-up over the scalar table from the same run.
 //
 //   bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill]
 //     --min-time  per measurement (default 0.25)
@@ -21,14 +20,14 @@
 //                 CQ2 and CQ4, 16 / 32 / 64 vectors, the SIMD tables (no scalar: too
 //                 slow), "x vnni" = speed-up over avx512-vnni
 #include <algorithm>
-#include <ctime>
-#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
-#include <span>
+#include <functional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -157,8 +156,8 @@ Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) 
 }
 
 // Seconds per cq_matmul of each table: the whole matrix times `count` random activation vectors.
-std::vector<double> seconds_per_product(const std::vector<const KernelTable*>& tables, const Matrix& mx,
-                                        uint32_t count, std::mt19937& rng) {
+std::vector<double> seconds_per_product(const std::vector<const KernelTable*>& tables, const Matrix& mx, uint32_t count,
+                                        std::mt19937& rng) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> x(size_t(mx.in) * count);
   for (auto& v : x) v = nd(rng);
@@ -190,8 +189,8 @@ void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& 
         const auto secs = seconds_per_product(tables, mx, count, rng);
         for (size_t i = 0; i < tables.size(); ++i) {
           const double macs = double(mx.out) * mx.m.in_pad * count;
-          std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name,
-                      secs[i] * 1e6, macs / secs[i] / 1e9, secs[ref] / secs[i]);
+          std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name, secs[i] * 1e6,
+                      macs / secs[i] / 1e9, secs[ref] / secs[i]);
         }
       }
     }
@@ -258,8 +257,7 @@ void decode_set(const std::vector<const KernelTable*>& tables, std::mt19937& rng
       for (size_t i = 0; i < tables.size(); ++i) {
         const double s = secs[i];
         std::printf("%-18s %-9s %-13s %10.2f %9.2f %9.2f\n", mx.label.c_str(), streamed ? "streamed" : "reused",
-                    tables[i]->name, s * 1e6, double(mx.blob.size) / s / 1e9,
-                    double(mx.out) * mx.m.in_pad / s / 1e9);
+                    tables[i]->name, s * 1e6, double(mx.blob.size) / s / 1e9, double(mx.out) * mx.m.in_pad / s / 1e9);
       }
     }
   }
@@ -298,7 +296,8 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--prefill") == 0) {
       prefill = true;
     } else {
-      std::fprintf(stderr, "usage: bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill]\n");
+      std::fprintf(stderr,
+                   "usage: bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill]\n");
       return 2;
     }
   }
@@ -335,14 +334,14 @@ int main(int argc, char** argv) {
               "x scalar");
   for (const Matrix& mx : matrices) {
     for (uint32_t count : {1u, 16u, 128u}) {
-      if (count == 128 && &mx != &matrices.front()) continue;  // one long prefill case
+      if (count == 128 && &mx != &matrices.front()) continue;       // one long prefill case
       if (count > 1 && &mx >= &matrices[first_streamed]) continue;  // streamed: matvec only
       const auto secs = seconds_per_product(tables, mx, count, rng);
       for (size_t i = 0; i < tables.size(); ++i) {
         const double s = secs[i];
         const double macs = double(mx.out) * mx.m.in_pad * count;
-        std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name,
-                    s * 1e6, double(mx.blob.size) / s / 1e9, macs / s / 1e9, secs[0] / s);
+        std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name, s * 1e6,
+                    double(mx.blob.size) / s / 1e9, macs / s / 1e9, secs[0] / s);
       }
     }
   }

@@ -8,13 +8,13 @@
 // (row selection + layout); the full archive check of those bytes; and the
 // whole write_slice (build + check + write + fsync + rename), which is what the
 // tool does after opening its input. MB/s is output bytes over time.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "cact/model.h"

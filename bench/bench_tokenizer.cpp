@@ -76,8 +76,9 @@ int main(int argc, char** argv) try {
   for (auto& c : random_bytes) c = static_cast<char>(rng() % 256);
 
   const std::vector<std::pair<const char*, std::string>> inputs = {
-      {"chat markup, corpus text", "<|im_start|>system\nYou are a licence lawyer.<|im_end|>\n<|im_start|>user\n<tools>[]</tools>\n" +
-                                       corpus + "<|im_end|>\n<|im_start|>assistant\n"},
+      {"chat markup, corpus text",
+       "<|im_start|>system\nYou are a licence lawyer.<|im_end|>\n<|im_start|>user\n<tools>[]</tools>\n" + corpus +
+           "<|im_end|>\n<|im_start|>assistant\n"},
       {"one letter repeated", std::string(kSize, 'a')},
       {"spaces only", std::string(kSize, ' ')},
       {"markers and words", repeat_to_size("<tool_call>{\"name\": \"x\"}</tool_call> the ")},

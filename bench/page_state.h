@@ -8,7 +8,7 @@
 #include <span>
 
 struct PageState {
-  bool known = false;  // false: no /proc/self/smaps
+  bool known = false;               // false: no /proc/self/smaps
   uint64_t resident = 0, huge = 0;  // bytes
 };
 

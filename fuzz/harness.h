@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -30,8 +30,8 @@
 #include "cact/model.h"
 #include "cact/safetensors.h"
 #include "cact/slice.h"
-#include "cact/synth.h"
 #include "cact/spm_import.h"
+#include "cact/synth.h"
 #include "cact/tokenizer.h"
 #include "cact/validate.h"
 #include "cact/width_map.h"
@@ -46,8 +46,7 @@ namespace cact::fuzz {
   std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", what, file, line);
   std::abort();
 }
-#define cact_fuzz_require(cond) \
-  ((cond) ? (void)0 : ::cact::fuzz::invariant_failed(#cond, __FILE__, __LINE__))
+#define cact_fuzz_require(cond) ((cond) ? (void)0 : ::cact::fuzz::invariant_failed(#cond, __FILE__, __LINE__))
 
 inline std::vector<uint8_t> read_all(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -155,8 +154,13 @@ inline void tokenizer_blob(std::span<const uint8_t> bytes) {
   cact_fuzz_require(again.size() == bytes.size());
   cact_fuzz_require(std::equal(again.begin(), again.end(), bytes.begin()));
   const Tokenizer tok(model);
-  const std::string_view samples[] = {"", " ", "hello world", "  two  spaces ", "\xC3\xA9t\xC3\xA9 \xF0\x9F\x98\x80",
-                                      "\x80\xFF bad", "<|im_start|>user\nhi<|im_end|>"};
+  const std::string_view samples[] = {"",
+                                      " ",
+                                      "hello world",
+                                      "  two  spaces ",
+                                      "\xC3\xA9t\xC3\xA9 \xF0\x9F\x98\x80",
+                                      "\x80\xFF bad",
+                                      "<|im_start|>user\nhi<|im_end|>"};
   for (std::string_view s : samples) {
     const std::vector<int32_t> ids = tok.encode(s);
     for (int32_t id : ids) cact_fuzz_require(id >= 0 && size_t(id) < tok.size());
@@ -243,7 +247,8 @@ inline void tokenizer_encode(std::span<const uint8_t> bytes) {
 inline void spm_import(std::span<const uint8_t> bytes) {
   TokenizerModel model;
   try {
-    model = import_sentencepiece_proto(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "fuzz.model");
+    model = import_sentencepiece_proto(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                                       "fuzz.model");
   } catch (const Error&) {
     return;
   }
@@ -265,7 +270,8 @@ inline void safetensors(std::span<const uint8_t> bytes) {
   uint64_t touched = 0;
   for (const safetensors::TensorView& t : file->tensors()) {
     cact_fuzz_require(t.data.size() == safetensors::dtype_size(t.dtype) * t.elements());
-    cact_fuzz_require(t.data.empty() || (t.data.data() >= bytes.data() && t.data.data() + t.data.size() <= bytes.data() + bytes.size()));
+    cact_fuzz_require(t.data.empty() ||
+                      (t.data.data() >= bytes.data() && t.data.data() + t.data.size() <= bytes.data() + bytes.size()));
     cact_fuzz_require(file->find(t.name) == &t);
     (void)t.shape_string();
     if (safetensors::is_weight_dtype(t.dtype) && touched + t.elements() <= kMaxTouchedElements) {
@@ -392,7 +398,8 @@ inline void engine(std::span<const uint8_t> bytes) {
 inline void synth(std::span<const uint8_t> bytes) {
   SynthSpec spec;
   try {
-    spec.geometry = geometry_from_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "fuzz.json");
+    spec.geometry =
+        geometry_from_json(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "fuzz.json");
   } catch (const Error&) {
     return;
   }
@@ -441,7 +448,8 @@ inline void cli_text(std::span<const uint8_t> bytes) {
     const WidthMap map = WidthMap::parse(text);
     const WidthMap again = WidthMap::parse(map.to_string());
     const WidthMap over_shipped = WidthMap().with(text);
-    for (const char* name : {"embedding", "layer03.q_proj", "mhc_phi_res", "engram1.tables", "confidence_head.probes"}) {
+    for (const char* name :
+         {"embedding", "layer03.q_proj", "mhc_phi_res", "engram1.tables", "confidence_head.probes"}) {
       cact_fuzz_require(again.find(name) == map.find(name));
       // A key that matches wins over the shipped map; otherwise the shipped width stays.
       cact_fuzz_require(over_shipped.bits_for(name) == map.find(name).value_or(WidthMap().bits_for(name)));
@@ -498,7 +506,8 @@ inline void chat_request(std::span<const uint8_t> bytes) {
   try {
     const Json req = parse_json_limited(text, "request", size_t(16) << 20);
     if (!req.is_object()) return;
-    if (const auto tools = req.find("tools"); tools != req.end()) (void)chat::parse_tool_list(tools->dump(), "\"tools\"");
+    if (const auto tools = req.find("tools"); tools != req.end())
+      (void)chat::parse_tool_list(tools->dump(), "\"tools\"");
     if (const auto choice = req.find("tool_choice"); choice != req.end() && choice->is_string()) {
       (void)chat::parse_tool_choice(choice->get<std::string>());
     }

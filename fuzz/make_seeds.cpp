@@ -65,11 +65,12 @@ int main(int argc, char** argv) {
     write(out / "tokenizer_blob" / "synthetic-300.raw", cact::serialize_tokenizer(cact::synthetic_tokenizer(300)));
     // tokenizer_encode: text of the kinds the tokenizer meets.
     const fs::path enc = out / "tokenizer_encode";
-    write(enc / "license.txt",
-          std::string("This program is free software; you can redistribute it and/or modify\n"
-                      "it under the terms of the GNU General Public License as published by"));
-    write(enc / "chat.txt", std::string("<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nhi  there<|im_end|>\n"));
-    write(enc / "unicode.txt", std::string("na\xC3\xAFve caf\xC3\xA9 \xE2\x96\x81 \xF0\x9F\x98\x80 \xE4\xB8\xAD\xE6\x96\x87"));
+    write(enc / "license.txt", std::string("This program is free software; you can redistribute it and/or modify\n"
+                                           "it under the terms of the GNU General Public License as published by"));
+    write(enc / "chat.txt",
+          std::string("<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nhi  there<|im_end|>\n"));
+    write(enc / "unicode.txt",
+          std::string("na\xC3\xAFve caf\xC3\xA9 \xE2\x96\x81 \xF0\x9F\x98\x80 \xE4\xB8\xAD\xE6\x96\x87"));
     write(enc / "invalid-utf8.txt", std::string("\x80\xBF\xC0\xAF\xED\xA0\x80\xF4\x90\x80\x80\xFF tail"));
     write(enc / "spaces.txt", std::string("   leading and  double  spaces   "));
     // spm_import: the SentencePiece models the project ships.
@@ -96,7 +97,8 @@ int main(int argc, char** argv) {
     write(out / "engine" / "float-no-patch", std::vector<uint8_t>{1, 5, 17, 200});
     write(out / "engine" / "inf-nan-halves",
           std::vector<uint8_t>{0, 1, 2, 3, 8, 0x40, 0x00, 0x00, 0x00, 0x7C, 0x00, 0xFC, 0x00, 0x7E, 0xFF, 0x7B});
-    write(out / "engine" / "big-norms", std::vector<uint8_t>{1, 9, 9, 9, 6, 0x00, 0x10, 0x00, 0xFF, 0x7B, 0xFF, 0x7B, 0xFF, 0x7B});
+    write(out / "engine" / "big-norms",
+          std::vector<uint8_t>{1, 9, 9, 9, 6, 0x00, 0x10, 0x00, 0xFF, 0x7B, 0xFF, 0x7B, 0xFF, 0x7B});
     // cli_text: --blocks lists and --bits width maps.
     write(out / "cli_text" / "blocks", std::string("0,4,9,19"));
     write(out / "cli_text" / "bits-shipped", std::string("default=2,embedding=4,mhc_phi=4,heads=4"));

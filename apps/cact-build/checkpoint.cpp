@@ -75,14 +75,19 @@ std::string kinds_text(const std::map<std::string, size_t>& kinds) {
 
 std::function<int()> add_checkpoint_command(CLI::App& app) {
   auto args = std::make_shared<CheckpointArgs>();
-  CLI::App* sub = app.add_subcommand("checkpoint", "build an archive from a float safetensors checkpoint and a geometry JSON");
-  sub->add_option("checkpoint", args->checkpoint, "CKPT.safetensors (tensors under their canon names, F32/F16/BF16)")->required();
+  CLI::App* sub =
+      app.add_subcommand("checkpoint", "build an archive from a float safetensors checkpoint and a geometry JSON");
+  sub->add_option("checkpoint", args->checkpoint, "CKPT.safetensors (tensors under their canon names, F32/F16/BF16)")
+      ->required();
   sub->add_option("geometry", args->geometry, "GEOMETRY.json (docs/INTERCHANGE.md)")->required();
   sub->add_option("out", args->out, "output .cact path")->required();
-  sub->add_option("--tokenizer", args->tokenizer, "a SentencePiece .model, or another .cact whose tokenizer is copied")->required();
-  sub->add_option("--bits", args->bits,
-                  std::string("CQ widths to change (docs/WIDTHS.md): over the widths the checkpoint records, else the shipped default ") +
-                      WidthMap::kShipped + "; 'checkpoint[,MAP]' requires recorded widths");
+  sub->add_option("--tokenizer", args->tokenizer, "a SentencePiece .model, or another .cact whose tokenizer is copied")
+      ->required();
+  sub->add_option(
+      "--bits", args->bits,
+      std::string(
+          "CQ widths to change (docs/WIDTHS.md): over the widths the checkpoint records, else the shipped default ") +
+          WidthMap::kShipped + "; 'checkpoint[,MAP]' requires recorded widths");
   sub->add_option("--threads", args->threads, "quantisation threads (0 = all cores)")->capture_default_str();
   sub->add_flag("--progress", args->progress, "progress on stderr even when it is not a terminal");
   sub->add_flag("--report", args->report, "print the per-tensor error against the checkpoint (stdout)");
@@ -123,13 +128,14 @@ std::function<int()> add_checkpoint_command(CLI::App& app) {
       for (const auto& k : r.heads) heads += (heads.empty() ? "" : ", ") + k;
       heads += r.heads_from_manifest ? " (from heads.manifest)" : " (from the tensor names)";
     }
-    app::wrote(args->out, std::to_string(r.canon->size()) + " tensors (" + kinds_text(r.kinds) + "), " + std::to_string(r.file_bytes) +
-                              " bytes");
-    std::fprintf(stderr, "  geometry:  %u layers, d_model %u, vocab %u; heads: %s%s\n", h.num_layers, h.d_model, h.vocab, heads.c_str(),
-                 r.canon->block_untied() ? "; block-untied Hadamard factors" : "");
+    app::wrote(args->out, std::to_string(r.canon->size()) + " tensors (" + kinds_text(r.kinds) + "), " +
+                              std::to_string(r.file_bytes) + " bytes");
+    std::fprintf(stderr, "  geometry:  %u layers, d_model %u, vocab %u; heads: %s%s\n", h.num_layers, h.d_model,
+                 h.vocab, heads.c_str(), r.canon->block_untied() ? "; block-untied Hadamard factors" : "");
     std::fprintf(stderr, "  widths:    %s\n", widths_source.c_str());
     std::fprintf(stderr, "  codebooks: %s\n",
-                 options.codebooks ? "the checkpoint's (cact.codebooks, as exported from an archive)" : "computed Lloyd-Max (standard)");
+                 options.codebooks ? "the checkpoint's (cact.codebooks, as exported from an archive)"
+                                   : "computed Lloyd-Max (standard)");
     std::fprintf(stderr, "  tokenizer: %u pieces from %s\n", r.tokenizer_pieces, tokenizer.source.c_str());
     if (r.snapped_groups > 0) {
       std::fprintf(stderr, "  CQ groups: %llu, %llu already on their quantisation grid (re-encoded exactly)\n",

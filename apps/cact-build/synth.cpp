@@ -2,7 +2,6 @@
 // optional overrides of any header field, widths and tokenizer.
 #include <fmt/core.h>
 
-
 #include "cact/atomic_file.h"
 #include "cact/error.h"
 #include "cact/model.h"
@@ -42,7 +41,8 @@ std::function<int()> add_synth_command(CLI::App& app) {
   sub->add_option("out", args->out, "output .cact path")->required();
   sub->add_option("--preset", args->preset, "geometry preset: " + presets)->capture_default_str();
   sub->add_option("--seed", args->seed, "RNG seed (same seed, same bytes)")->capture_default_str();
-  sub->add_option("--bits", args->bits, std::string("CQ width map on top of the preset's (default ") + WidthMap::kShipped + ")");
+  sub->add_option("--bits", args->bits,
+                  std::string("CQ width map on top of the preset's (default ") + WidthMap::kShipped + ")");
   sub->add_option("--set", args->sets, "override a header field, e.g. --set num_layers=8 (repeatable)");
   sub->add_option("--tokenizer-from", args->tokenizer_from, "copy the tokenizer of another .cact");
   sub->add_flag("--no-heads", args->no_heads, "drop the preset's probe heads");
@@ -56,7 +56,8 @@ std::function<int()> add_synth_command(CLI::App& app) {
     if (args->no_heads) spec.heads.clear();
     if (!args->tokenizer_from.empty()) {
       // The output must not replace the archive the tokenizer comes from.
-      if (same_file(args->out, args->tokenizer_from)) fail(args->out + ": output path is the input file; refusing to overwrite it");
+      if (same_file(args->out, args->tokenizer_from))
+        fail(args->out + ": output path is the input file; refusing to overwrite it");
       const Model source = Model::open(args->tokenizer_from);
       spec.tokenizer = parse_tokenizer_blob(source.tokenizer_blob());
     }

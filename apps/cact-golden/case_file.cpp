@@ -16,11 +16,12 @@ namespace {
 constexpr size_t kMaxCaseFileBytes = size_t(16) << 20;
 
 // Keys a case may give, and the top level as defaults for every case.
-const std::vector<std::string> kCaseKeys = {"name",      "prompt",      "chat",  "system", "tools", "tool_choice",
-                                            "constrain", "max_tokens",  "temperature", "top_k", "top_p", "min_p",
-                                            "seed",      "tolerance"};
-const std::vector<std::string> kDefaultKeys = {"system",      "tools", "tool_choice", "constrain", "max_tokens", "temperature",
-                                               "top_k",       "top_p", "min_p",       "seed",      "tolerance"};
+const std::vector<std::string> kCaseKeys = {"name",        "prompt",    "chat",       "system",      "tools",
+                                            "tool_choice", "constrain", "max_tokens", "temperature", "top_k",
+                                            "top_p",       "min_p",     "seed",       "tolerance"};
+const std::vector<std::string> kDefaultKeys = {"system",     "tools",       "tool_choice", "constrain",
+                                               "max_tokens", "temperature", "top_k",       "top_p",
+                                               "min_p",      "seed",        "tolerance"};
 const std::vector<std::string> kFileKeys = {"archive", "numerics", "kernels", "cases"};
 // Keys only a chat case can use.
 const std::vector<std::string> kChatOnlyKeys = {"system", "tools", "tool_choice", "constrain"};
@@ -99,7 +100,8 @@ Case parse_case(const Json& merged, const Json& own, const std::filesystem::path
     if (turns.is_string()) {
       c.turns.push_back(turns.get<std::string>());
     } else if (turns.is_array() && !turns.empty()) {
-      for (size_t i = 0; i < turns.size(); ++i) c.turns.push_back(get_string(turns[i], at + ": chat[" + std::to_string(i) + "]"));
+      for (size_t i = 0; i < turns.size(); ++i)
+        c.turns.push_back(get_string(turns[i], at + ": chat[" + std::to_string(i) + "]"));
     } else {
       fail(at + ": chat: expected a user turn or a non-empty list of them");
     }
@@ -113,8 +115,10 @@ Case parse_case(const Json& merged, const Json& own, const std::filesystem::path
     }
     if (merged.contains("constrain")) c.constrain = get_bool(merged.at("constrain"), at + ": constrain");
   }
-  if (merged.contains("max_tokens")) c.max_tokens = uint32_t(get_count(merged.at("max_tokens"), at + ": max_tokens", 1u << 20));
-  if (merged.contains("temperature")) c.sampler.temperature = float(get_number(merged.at("temperature"), at + ": temperature"));
+  if (merged.contains("max_tokens"))
+    c.max_tokens = uint32_t(get_count(merged.at("max_tokens"), at + ": max_tokens", 1u << 20));
+  if (merged.contains("temperature"))
+    c.sampler.temperature = float(get_number(merged.at("temperature"), at + ": temperature"));
   if (merged.contains("top_k")) c.sampler.top_k = uint32_t(get_count(merged.at("top_k"), at + ": top_k", UINT32_MAX));
   if (merged.contains("top_p")) c.sampler.top_p = float(get_number(merged.at("top_p"), at + ": top_p"));
   if (merged.contains("min_p")) c.sampler.min_p = float(get_number(merged.at("min_p"), at + ": min_p"));
@@ -140,8 +144,11 @@ Case parse_case(const Json& merged, const Json& own, const std::filesystem::path
   }
   in["max_tokens"] = c.max_tokens;
   if (c.sampler.temperature > 0) {
-    in["sampler"] = {{"temperature", c.sampler.temperature}, {"top_k", c.sampler.top_k}, {"top_p", c.sampler.top_p},
-                     {"min_p", c.sampler.min_p}, {"seed", c.sampler.seed}};
+    in["sampler"] = {{"temperature", c.sampler.temperature},
+                     {"top_k", c.sampler.top_k},
+                     {"top_p", c.sampler.top_p},
+                     {"min_p", c.sampler.min_p},
+                     {"seed", c.sampler.seed}};
   } else {
     in["sampler"] = "greedy";
   }
@@ -162,7 +169,8 @@ CaseFile parse_case_file(const std::string& path, const std::string& text, const
   top_keys.insert(top_keys.end(), kDefaultKeys.begin(), kDefaultKeys.end());
   check_keys(j, top_keys, origin);
   // Paths in the file are relative to its directory (stdin: the current one).
-  const std::filesystem::path base = path == "-" ? std::filesystem::path(".") : std::filesystem::path(path).parent_path();
+  const std::filesystem::path base =
+      path == "-" ? std::filesystem::path(".") : std::filesystem::path(path).parent_path();
   if (!archive_override.empty()) {
     f.archive = archive_override;
   } else if (j.contains("archive")) {

@@ -42,8 +42,8 @@ std::string render_check_text(const std::vector<FileCheck>& files, bool verbose)
   for (const FileCheck& f : files) {
     if (files.size() > 1 || verbose) o += f.cases_path + " against " + f.golden_path + ":\n";
     if (verbose) {
-      o += "  archive xxh64 " + f.run.archive_xxh64 + ", numerics " + f.run.numerics + ", kernels " + f.run.kernels + " (" +
-           f.run.kernel_table + ")\n";
+      o += "  archive xxh64 " + f.run.archive_xxh64 + ", numerics " + f.run.numerics + ", kernels " + f.run.kernels +
+           " (" + f.run.kernel_table + ")\n";
     }
     for (const std::string& note : setting_notes(f)) o += "note: " + note + "\n";
     for (const Verdict& v : f.verdicts) {

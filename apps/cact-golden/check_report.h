@@ -11,8 +11,8 @@ namespace cact::golden {
 // The check of one case file against its golden file.
 struct FileCheck {
   std::string cases_path, golden_path;
-  RunInfo run;            // this run
-  RunInfo golden;         // what the golden file records
+  RunInfo run;     // this run
+  RunInfo golden;  // what the golden file records
   std::vector<Verdict> verdicts;
   size_t failed() const;
 };

@@ -25,7 +25,8 @@ std::string golden_path(const Args& a, const std::string& cases) {
 }
 
 void check_args(const Args& a) {
-  if (!a.golden.empty() && a.cases.size() > 1) app::usage_error("-o/--golden names one golden file: give one case file");
+  if (!a.golden.empty() && a.cases.size() > 1)
+    app::usage_error("-o/--golden names one golden file: give one case file");
   if (a.tolerance && !(*a.tolerance >= 0.0)) app::usage_error("--tolerance: must be a number >= 0");
 }
 
@@ -77,8 +78,8 @@ FileCheck check_file(const std::string& cases_path, const Args& a) {
     if (it == by_name.end()) {
       v.message = "no golden result (cact-golden update adds it)";
     } else if (golden->info.numerics != fc.run.numerics) {
-      v.message = "the golden file holds " + golden->info.numerics + " results, the case file asks for " + fc.run.numerics +
-                  " (cact-golden update rewrites it)";
+      v.message = "the golden file holds " + golden->info.numerics + " results, the case file asks for " +
+                  fc.run.numerics + " (cact-golden update rewrites it)";
     } else {
       v = compare(*it->second, runner.run(c), tol, runner.tokenizer());
     }
@@ -116,7 +117,8 @@ int dump_command(const Args& a) {
 int check_command(const Args& a) {
   check_args(a);
   for (const std::string& cases : a.cases) {
-    if (app::is_dash(cases) && app::is_dash(a.golden)) app::usage_error("the case file and the golden file cannot both be standard input");
+    if (app::is_dash(cases) && app::is_dash(a.golden))
+      app::usage_error("the case file and the golden file cannot both be standard input");
   }
   std::vector<FileCheck> files;
   for (const std::string& cases : a.cases) files.push_back(check_file(cases, a));
@@ -167,7 +169,8 @@ int update_command(const Args& a) {
     app::write_out(lines);
     const std::filesystem::path inputs[] = {cases, f.archive};
     app::write_output(out, render_golden(runner.info(), results),
-                      cases_word(results.size()) + " of " + cases + ", " + std::to_string(changed) + " changed", inputs);
+                      cases_word(results.size()) + " of " + cases + ", " + std::to_string(changed) + " changed",
+                      inputs);
   }
   return 0;
 }

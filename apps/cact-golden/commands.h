@@ -7,10 +7,10 @@
 namespace cact::golden {
 
 struct Args {
-  std::vector<std::string> cases;  // case files ("-": stdin)
-  std::string golden;              // -o / --golden: the golden file (one case file only); "-": stdout / stdin
-  std::string archive;             // --archive: instead of the case file's
-  std::optional<double> tolerance; // check --tolerance
+  std::vector<std::string> cases;   // case files ("-": stdin)
+  std::string golden;               // -o / --golden: the golden file (one case file only); "-": stdout / stdin
+  std::string archive;              // --archive: instead of the case file's
+  std::optional<double> tolerance;  // check --tolerance
   bool json = false, verbose = false;
 };
 

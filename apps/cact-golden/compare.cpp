@@ -12,9 +12,7 @@ namespace cact::golden {
 
 namespace {
 
-Json token_json(const Tokenizer& tok, int32_t id) {
-  return {{"id", id}, {"piece", std::string(tok.piece_bytes(id))}};
-}
+Json token_json(const Tokenizer& tok, int32_t id) { return {{"id", id}, {"piece", std::string(tok.piece_bytes(id))}}; }
 
 std::string token_text(const Tokenizer& tok, int32_t id) {
   return std::to_string(id) + " " + json_quoted(tok.piece_bytes(id));
@@ -39,14 +37,16 @@ Verdict compare(const GoldenCase& golden, const CaseResult& got, double toleranc
   v.name = got.name;
   v.tolerance = tolerance;
   if (golden.input != got.input) {
-    v.message = "the case's inputs changed since the golden file was written (" + changed_keys(golden.input, got.input) +
-                "); cact-golden update rewrites it";
+    v.message = "the case's inputs changed since the golden file was written (" +
+                changed_keys(golden.input, got.input) + "); cact-golden update rewrites it";
     return v;
   }
   const size_t prompt_n = std::max(golden.prompt_ids.size(), got.prompt_ids.size());
   for (size_t k = 0; k < prompt_n; ++k) {
-    if (k < golden.prompt_ids.size() && k < got.prompt_ids.size() && golden.prompt_ids[k] == got.prompt_ids[k]) continue;
-    v.message = "prompt token " + std::to_string(k + 1) + " differs: the archive's tokenizer encodes the prompt differently";
+    if (k < golden.prompt_ids.size() && k < got.prompt_ids.size() && golden.prompt_ids[k] == got.prompt_ids[k])
+      continue;
+    v.message =
+        "prompt token " + std::to_string(k + 1) + " differs: the archive's tokenizer encodes the prompt differently";
     return v;
   }
   const bool several = golden.turns.size() > 1;
@@ -77,11 +77,13 @@ Verdict compare(const GoldenCase& golden, const CaseResult& got, double toleranc
       return v;
     }
     if (want.text != have.text) {
-      v.message = at + "the same tokens decode to another text: expected " + json_quoted(want.text) + ", got " + json_quoted(have.text);
+      v.message = at + "the same tokens decode to another text: expected " + json_quoted(want.text) + ", got " +
+                  json_quoted(have.text);
       return v;
     }
     if (want.top.size() != have.logits.size()) {
-      v.message = at + std::to_string(have.logits.size()) + " logit rows, the golden file has " + std::to_string(want.top.size());
+      v.message = at + std::to_string(have.logits.size()) + " logit rows, the golden file has " +
+                  std::to_string(want.top.size());
       return v;
     }
     for (size_t p = 0; p < want.top.size(); ++p) {
@@ -103,7 +105,8 @@ Verdict compare(const GoldenCase& golden, const CaseResult& got, double toleranc
   }
   if (v.worst > tolerance) {
     char buf[128];
-    std::snprintf(buf, sizeof buf, "logits differ by %.3g (scaled by max(1, |logit|)), more than the tolerance %.3g", v.worst, tolerance);
+    std::snprintf(buf, sizeof buf, "logits differ by %.3g (scaled by max(1, |logit|)), more than the tolerance %.3g",
+                  v.worst, tolerance);
     v.message = std::string(buf) + " at " + v.worst_where;
     return v;
   }

@@ -47,10 +47,10 @@ struct Case {
 };
 
 struct CaseFile {
-  std::string path;                  // as given ("-": standard input)
-  std::filesystem::path archive;     // resolved: relative to the case file's directory, or --archive
+  std::string path;               // as given ("-": standard input)
+  std::filesystem::path archive;  // resolved: relative to the case file's directory, or --archive
   Numerics numerics = Numerics::int8;
-  bool scalar_kernels = false;       // "kernels": "scalar" (default "best")
+  bool scalar_kernels = false;  // "kernels": "scalar" (default "best")
   std::optional<double> tolerance;
   std::vector<Case> cases;
 };
@@ -62,11 +62,11 @@ CaseFile parse_case_file(const std::string& path, const std::string& text, const
 
 // The result of one turn (a continuation is one turn).
 struct TurnResult {
-  std::vector<int32_t> ids;                 // generated, the stop excluded
+  std::vector<int32_t> ids;  // generated, the stop excluded
   std::string text;
-  std::string stop;                         // chat::stop_reason_name
-  Json calls = Json::array();               // chat: [{"name", "arguments", "check"}]
-  std::vector<std::vector<float>> logits;   // full rows, one per generated position
+  std::string stop;                        // chat::stop_reason_name
+  Json calls = Json::array();              // chat: [{"name", "arguments", "check"}]
+  std::vector<std::vector<float>> logits;  // full rows, one per generated position
 };
 
 struct CaseResult {
@@ -81,7 +81,8 @@ struct RunInfo {
   std::string archive_xxh64;
   uint64_t archive_bytes = 0;
   std::string numerics;  // "int8" / "float"
-  std::string kernels;   // the class asked for: int8 "best" or "scalar" (every table gives the same bits); float "reference"
+  std::string
+      kernels;  // the class asked for: int8 "best" or "scalar" (every table gives the same bits); float "reference"
   std::string kernel_table;  // the table that ran (reports only: it depends on the CPU, the golden file never holds it)
 };
 
@@ -130,11 +131,11 @@ GoldenFile parse_golden(const std::string& text, const std::string& origin);
 struct Verdict {
   std::string name;
   bool ok = false;
-  std::string message;            // why it failed (empty when ok)
-  double worst = 0.0;             // worst |got - golden| / max(1, |golden|) over the recorded logits
-  std::string worst_where;        // "turn 1, token 3, id 412"
+  std::string message;      // why it failed (empty when ok)
+  double worst = 0.0;       // worst |got - golden| / max(1, |golden|) over the recorded logits
+  std::string worst_where;  // "turn 1, token 3, id 412"
   double tolerance = 0.0;
-  Json first_difference;          // null, or {"turn", "token", "expected", "got"}
+  Json first_difference;  // null, or {"turn", "token", "expected", "got"}
 };
 Verdict compare(const GoldenCase& golden, const CaseResult& got, double tolerance, const Tokenizer& tok);
 

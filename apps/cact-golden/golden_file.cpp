@@ -29,7 +29,8 @@ std::string ids_text(const std::vector<int32_t>& ids) { return dump(Json(ids)); 
 
 std::string top_text(const std::vector<std::pair<int32_t, float>>& row) {
   std::string s = "[";
-  for (size_t i = 0; i < row.size(); ++i) s += (i ? ", [" : "[") + std::to_string(row[i].first) + ", " + float_text(row[i].second) + "]";
+  for (size_t i = 0; i < row.size(); ++i)
+    s += (i ? ", [" : "[") + std::to_string(row[i].first) + ", " + float_text(row[i].second) + "]";
   return s + "]";
 }
 
@@ -37,8 +38,9 @@ std::vector<std::pair<int32_t, float>> top_of(const std::vector<float>& row) {
   std::vector<int32_t> order(row.size());
   std::iota(order.begin(), order.end(), 0);
   const size_t k = std::min(kTopLogits, row.size());
-  std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
-                    [&](int32_t a, int32_t b) { return row[size_t(a)] > row[size_t(b)] || (row[size_t(a)] == row[size_t(b)] && a < b); });
+  std::partial_sort(order.begin(), order.begin() + long(k), order.end(), [&](int32_t a, int32_t b) {
+    return row[size_t(a)] > row[size_t(b)] || (row[size_t(a)] == row[size_t(b)] && a < b);
+  });
   std::vector<std::pair<int32_t, float>> top;
   for (size_t i = 0; i < k; ++i) top.emplace_back(order[i], row[size_t(order[i])]);
   return top;
@@ -53,7 +55,8 @@ std::vector<int32_t> read_ids(const Json& v, const std::string& where) {
   if (!v.is_array()) fail(where + ": expected a list of token ids");
   std::vector<int32_t> ids;
   for (const Json& id : v) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) fail(where + ": expected token ids");
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+      fail(where + ": expected token ids");
     ids.push_back(id.get<int32_t>());
   }
   return ids;
@@ -160,7 +163,8 @@ GoldenFile parse_golden(const std::string& text, const std::string& origin) {
     if (c.contains("prompt_ids")) gc.prompt_ids = read_ids(c.at("prompt_ids"), where + ": prompt_ids");
     const Json& turns = need(c, "turns", where);
     if (!turns.is_array()) fail(where + ": turns: expected a list");
-    for (size_t t = 0; t < turns.size(); ++t) gc.turns.push_back(read_turn(turns[t], where + ": turn " + std::to_string(t + 1)));
+    for (size_t t = 0; t < turns.size(); ++t)
+      gc.turns.push_back(read_turn(turns[t], where + ": turn " + std::to_string(t + 1)));
     g.cases.push_back(std::move(gc));
   }
   return g;

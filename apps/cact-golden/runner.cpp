@@ -35,7 +35,8 @@ struct Runner::Impl {
     r.prompt_ids.insert(r.prompt_ids.end(), body.begin(), body.end());
     const uint32_t max_seq = model.header().max_seq_len;
     if (r.prompt_ids.size() >= max_seq) {
-      fail("the prompt has " + std::to_string(r.prompt_ids.size()) + " tokens; the archive's context is " + std::to_string(max_seq));
+      fail("the prompt has " + std::to_string(r.prompt_ids.size()) + " tokens; the archive's context is " +
+           std::to_string(max_seq));
     }
     SessionOptions so;
     so.context = uint32_t(std::min<uint64_t>(max_seq, r.prompt_ids.size() + uint64_t(c.max_tokens)));

@@ -13,7 +13,8 @@
 namespace {
 
 int diff(const std::vector<std::string>& paths, bool json, bool verbose) {
-  if (cact::app::is_dash(paths[0]) && cact::app::is_dash(paths[1])) cact::app::usage_error("--diff - -: only one side can be standard input");
+  if (cact::app::is_dash(paths[0]) && cact::app::is_dash(paths[1]))
+    cact::app::usage_error("--diff - -: only one side can be standard input");
   const cact::app::InputFile fa(paths[0]), fb(paths[1]);
   const cact::Model a = cact::app::open_model(fa), b = cact::app::open_model(fb);
   const cact::inspect::ArchiveDiff d = cact::inspect::diff_archives(a, b, fa.name(), fb.name());
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
   return cact::app::run_tool("cact-inspect", cli, argc, argv, [&] {
     if (!diff_paths.empty()) {
       if (!path.empty()) cact::app::usage_error("--diff A B compares two archives: no other archive");
-      if (tensors || check || !tensor.empty()) cact::app::usage_error("--diff does not go with --tensors, --check or --tensor");
+      if (tensors || check || !tensor.empty())
+        cact::app::usage_error("--diff does not go with --tensors, --check or --tensor");
       return diff(diff_paths, json, verbose);
     }
     if (path.empty()) cact::app::usage_error("archive is required (or --diff A B)");

@@ -11,9 +11,9 @@ namespace cact::inspect {
 
 struct Report {
   std::string path;
-  const Model* model = nullptr;          // null when only --check ran on an invalid file
-  bool tensors = false;                   // --tensors table (with digests)
-  std::optional<std::vector<std::string>> problems;  // --check results
+  const Model* model = nullptr;                               // null when only --check ran on an invalid file
+  bool tensors = false;                                       // --tensors table (with digests)
+  std::optional<std::vector<std::string>> problems;           // --check results
   std::optional<std::pair<std::string, TensorStats>> tensor;  // --tensor NAME
   size_t value_limit = 64;
 };

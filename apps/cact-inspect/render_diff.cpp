@@ -58,8 +58,8 @@ std::string render_diff_text(const ArchiveDiff& d, bool verbose) {
   list(o, d, What::added, "added", verbose);
   if (verbose) list(o, d, What::same, "same", true);
   o += fmt::format("{} header field{}, {} changed, {} removed, {} added, {} same tensors\n", d.geometry.size(),
-                   d.geometry.size() == 1 ? "" : "s", d.count(What::changed), d.count(What::removed), d.count(What::added),
-                   d.count(What::same));
+                   d.geometry.size() == 1 ? "" : "s", d.count(What::changed), d.count(What::removed),
+                   d.count(What::added), d.count(What::same));
   return o;
 }
 
@@ -77,7 +77,9 @@ std::string render_diff_json(const ArchiveDiff& d) {
   ordered_json changed = ordered_json::array(), removed = ordered_json::array(), added = ordered_json::array();
   for (const TensorChange& t : d.tensors) {
     if (t.what == What::changed) {
-      ordered_json c = {{"name", t.name}, {"kind", {t.kind_a, t.kind_b}}, {"shape", {t.shape_a, t.shape_b}},
+      ordered_json c = {{"name", t.name},
+                        {"kind", {t.kind_a, t.kind_b}},
+                        {"shape", {t.shape_a, t.shape_b}},
                         {"xxh64", {t.xxh64_a, t.xxh64_b}}};
       c["max_abs_diff"] = t.max_abs ? ordered_json(*t.max_abs) : ordered_json(nullptr);
       c["max_rel_diff"] = t.max_rel ? ordered_json(*t.max_rel) : ordered_json(nullptr);

@@ -37,13 +37,18 @@ ordered_json summary_json(const Model& m) {
   for (const auto& [kind, t] : s.by_kind) kinds[kind] = {{"count", t.count}, {"bytes", t.bytes}};
   j["bytes_by_kind"] = kinds;
   ordered_json heads = ordered_json::array();
-  for (const HeadLayout& hl : s.heads) heads.push_back({{"kind", head_kind_name(hl.kind)}, {"k", hl.k}, {"q", hl.q}, {"out", hl.out}});
+  for (const HeadLayout& hl : s.heads)
+    heads.push_back({{"kind", head_kind_name(hl.kind)}, {"k", hl.k}, {"q", hl.q}, {"out", hl.out}});
   j["heads"] = heads;
   const TokenizerSummary& t = s.tokenizer;
-  j["tokenizer"] = {{"pieces", t.pieces},           {"pad_id", t.pad_id},
-                    {"eos_id", t.eos_id},           {"bos_id", t.bos_id},
-                    {"unk_id", t.unk_id},           {"add_dummy_prefix", t.add_dummy_prefix},
-                    {"byte_fallback", t.byte_fallback}, {"byte_pieces", t.byte_pieces},
+  j["tokenizer"] = {{"pieces", t.pieces},
+                    {"pad_id", t.pad_id},
+                    {"eos_id", t.eos_id},
+                    {"bos_id", t.bos_id},
+                    {"unk_id", t.unk_id},
+                    {"add_dummy_prefix", t.add_dummy_prefix},
+                    {"byte_fallback", t.byte_fallback},
+                    {"byte_pieces", t.byte_pieces},
                     {"user_defined", t.user_defined}};
   return j;
 }
@@ -75,8 +80,13 @@ std::string render_json(const Report& r) {
   if (r.tensor) {
     const auto& [name, st] = *r.tensor;
     const size_t n = r.value_limit ? std::min(r.value_limit, st.count) : st.count;
-    j["tensor"] = {{"name", name}, {"count", st.count}, {"min", st.min},   {"max", st.max},
-                   {"mean", st.mean}, {"rms", st.rms},  {"values", std::vector<float>(st.values.begin(), st.values.begin() + long(n))}};
+    j["tensor"] = {{"name", name},
+                   {"count", st.count},
+                   {"min", st.min},
+                   {"max", st.max},
+                   {"mean", st.mean},
+                   {"rms", st.rms},
+                   {"values", std::vector<float>(st.values.begin(), st.values.begin() + long(n))}};
   }
   return j.dump(2) + "\n";
 }

@@ -35,7 +35,6 @@ void add_common(CLI::App* sub, Common& c, bool json) {
   if (json) sub->add_flag("--json", c.json, "the report as JSON instead of a table");
 }
 
-
 std::filesystem::path default_geometry_path(const std::filesystem::path& out) {
   std::filesystem::path p = out;
   if (p.extension() == ".safetensors") return p.replace_extension(".json");
@@ -54,14 +53,17 @@ int main(int argc, char** argv) {
     bool requantize = false;
     Common c;
   } rq;
-  CLI::App* requantize = cli.add_subcommand("requantize", "change the CQ widths of an archive's matrices; everything else is copied");
+  CLI::App* requantize =
+      cli.add_subcommand("requantize", "change the CQ widths of an archive's matrices; everything else is copied");
   requantize->add_option("in", rq.in, "input .cact (- = standard input)")->required();
   requantize->add_option("out", rq.out, "output .cact")->required();
-  requantize->add_option("--bits", rq.bits,
-                         "width map, e.g. 'default=2,embedding=4' or 'q_proj=3' (tensors no key names keep their width)")
+  requantize
+      ->add_option("--bits", rq.bits,
+                   "width map, e.g. 'default=2,embedding=4' or 'q_proj=3' (tensors no key names keep their width)")
       ->required();
-  requantize->add_flag("--requantize", rq.requantize,
-                       "allow width changes: the source is already quantised, so they dequantise and quantise again (errors compound)");
+  requantize->add_flag(
+      "--requantize", rq.requantize,
+      "allow width changes: the source is already quantised, so they dequantise and quantise again (errors compound)");
   add_common(requantize, rq.c, true);
 
   // dequantize
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
     std::string in, out, geometry;
     Common c;
   } dq;
-  CLI::App* dequantize = cli.add_subcommand("dequantize", "write every tensor as F32 safetensors (CQ dequantised) plus the geometry JSON");
+  CLI::App* dequantize =
+      cli.add_subcommand("dequantize", "write every tensor as F32 safetensors (CQ dequantised) plus the geometry JSON");
   dequantize->add_option("in", dq.in, "input .cact (- = standard input)")->required();
   dequantize->add_option("out", dq.out, "output .safetensors")->required();
   dequantize->add_option("--geometry", dq.geometry, "geometry JSON path (default: OUT with .json for .safetensors)");
@@ -80,7 +83,8 @@ int main(int argc, char** argv) {
     std::string in, reference;
     Common c;
   } rp;
-  CLI::App* report = cli.add_subcommand("report", "per-tensor kinds, bits per weight and (with --reference) error against a float checkpoint");
+  CLI::App* report = cli.add_subcommand(
+      "report", "per-tensor kinds, bits per weight and (with --reference) error against a float checkpoint");
   report->add_option("in", rp.in, "input .cact (- = standard input)")->required();
   report->add_option("--reference", rp.reference, "float checkpoint (canon names) to measure the error against");
   add_common(report, rp.c, true);
@@ -117,9 +121,10 @@ int main(int argc, char** argv) {
       if (plan.changes() == 0) {
         app::info("cact-quant", "no width changes: " + rq.out + " is a byte-identical copy of " + in.name());
       } else {
-        app::info("cact-quant", "warning: re-quantised " + std::to_string(plan.changes()) + " already-quantised tensor" +
-                                    (plan.changes() == 1 ? "" : "s") + " (" + plan.describe_changes(model, 3) +
-                                    "); against the original float weights their error now compounds two quantisations");
+        app::info("cact-quant",
+                  "warning: re-quantised " + std::to_string(plan.changes()) + " already-quantised tensor" +
+                      (plan.changes() == 1 ? "" : "s") + " (" + plan.describe_changes(model, 3) +
+                      "); against the original float weights their error now compounds two quantisations");
       }
       return 0;
     }
@@ -128,7 +133,8 @@ int main(int argc, char** argv) {
       app::refuse_stdout(dq.geometry, "--geometry");
       const app::InputFile in(dq.in);
       const Model model = app::open_model(in);
-      const std::filesystem::path geometry = dq.geometry.empty() ? default_geometry_path(dq.out) : std::filesystem::path(dq.geometry);
+      const std::filesystem::path geometry =
+          dq.geometry.empty() ? default_geometry_path(dq.out) : std::filesystem::path(dq.geometry);
       ExportOptions options;
       options.threads = dq.c.threads;
       options.source = app::is_dash(dq.in) ? in.name() : std::filesystem::path(dq.in).filename().string();
@@ -137,7 +143,8 @@ int main(int argc, char** argv) {
       const std::filesystem::path inputs[] = {dq.in};
       const ExportResult r = export_checkpoint(model, dq.out, geometry, options, inputs);
       bar.finish();
-      app::wrote(dq.out, std::to_string(r.tensors) + " tensors as F32, " + std::to_string(r.bytes) + " bytes; widths " + r.bits);
+      app::wrote(dq.out, std::to_string(r.tensors) + " tensors as F32, " + std::to_string(r.bytes) + " bytes; widths " +
+                             r.bits);
       app::wrote(geometry.string(), "the geometry");
       return 0;
     }

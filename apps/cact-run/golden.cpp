@@ -88,7 +88,8 @@ void dump_golden(const Model& model, const std::filesystem::path& archive_path, 
   }
   file->write({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
   file->commit();
-  app::wrote(out.string(), std::to_string(ids.size()) + " positions, float and int8 top-" + std::to_string(kTop) + " logits");
+  app::wrote(out.string(),
+             std::to_string(ids.size()) + " positions, float and int8 top-" + std::to_string(kTop) + " logits");
 }
 
 }  // namespace cact::run

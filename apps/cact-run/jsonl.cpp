@@ -18,7 +18,8 @@ namespace {
 
 using chat::Json;
 
-const std::vector<std::string> kKeys{"query", "system", "tools", "tool_choice", "max_tokens", "continue", "tool_result"};
+const std::vector<std::string> kKeys{"query",      "system",   "tools",      "tool_choice",
+                                     "max_tokens", "continue", "tool_result"};
 
 // A request line holds a query, a system text and a tool list: generous, but bounded.
 constexpr size_t kMaxRequestBytes = size_t(16) << 20;

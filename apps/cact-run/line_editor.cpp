@@ -2,10 +2,10 @@
 
 #include <histedit.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <system_error>
-#include <unistd.h>
 
 namespace cact::run {
 

@@ -1,8 +1,8 @@
 #include "repl.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 #include "answer_view.h"
 #include "cact/error.h"

@@ -121,7 +121,8 @@ void Repl::show_stats() {
 
 void Repl::show_tools() {
   std::string out;
-  for (const chat::Tool& t : chat_.tools().tools) out += "  " + t.name + (t.description.empty() ? "" : ": " + t.description) + "\n";
+  for (const chat::Tool& t : chat_.tools().tools)
+    out += "  " + t.name + (t.description.empty() ? "" : ": " + t.description) + "\n";
   app::write_out(out.empty() ? "(no tools)\n" : out);
 }
 

@@ -24,7 +24,8 @@ namespace {
 
 double rate(double tokens, double seconds) { return seconds > 0.0 ? tokens / seconds : 0.0; }
 
-std::string tail_of_stats(double prefill_tokens, double prefill_s, double decode_tokens, double decode_s, uint64_t seed) {
+std::string tail_of_stats(double prefill_tokens, double prefill_s, double decode_tokens, double decode_s,
+                          uint64_t seed) {
   char buf[192];
   std::snprintf(buf, sizeof buf, "prefill %.1f tok/s, decode %.1f tok/s; seed %llu; peak RSS %.1f MiB",
                 rate(prefill_tokens, prefill_s), rate(decode_tokens, decode_s), (unsigned long long)seed,
@@ -43,7 +44,8 @@ std::string confidence_text(const std::optional<float>& c) {
 std::string stats_line(const Completion& c) {
   return std::to_string(c.prompt_ids.size()) + " prompt tokens, " + std::to_string(c.generated.size()) +
          " generated; " +
-         tail_of_stats(double(c.prompt_ids.size()), c.prefill_seconds, double(c.decode_steps), c.decode_seconds, c.seed);
+         tail_of_stats(double(c.prompt_ids.size()), c.prefill_seconds, double(c.decode_steps), c.decode_seconds,
+                       c.seed);
 }
 
 std::string stats_line(const chat::Answer& a) {
@@ -107,8 +109,9 @@ void warn_nonfinite_logits(const Session& session) {
   static bool warned = false;  // once per process: every later answer would repeat it
   if (warned || !session.nonfinite_logits()) return;
   warned = true;
-  app::note(kTool, "warning: the model's logits are not finite (NaN or inf; cact-inspect --check names the tensors): "
-                   "the output is meaningless");
+  app::note(kTool,
+            "warning: the model's logits are not finite (NaN or inf; cact-inspect --check names the tensors): "
+            "the output is meaningless");
 }
 
 void report_completion(const Options& o, const Completion& c, uint32_t context) {

@@ -38,7 +38,8 @@ SessionOptions Runtime::session_options(uint32_t context) const {
   so.context = context;
   const uint32_t positions = context != 0 ? context : model_.header().max_seq_len;
   if (o_.sinks > positions) {
-    app::usage_error("--sinks " + std::to_string(o_.sinks) + " is beyond the context of " + std::to_string(positions) + " positions");
+    app::usage_error("--sinks " + std::to_string(o_.sinks) + " is beyond the context of " + std::to_string(positions) +
+                     " positions");
   }
   so.sinks = o_.sinks;
   so.kv_window = o_.kv_window;
@@ -47,7 +48,7 @@ SessionOptions Runtime::session_options(uint32_t context) const {
 }
 
 std::string prompt_text(const Options& o) {
-  std::string text = !o.file.empty() ? app::read_input(o.file, "-f " + o.file)
+  std::string text = !o.file.empty()   ? app::read_input(o.file, "-f " + o.file)
                      : o.prompt == "-" ? app::read_input("-", "-p -")
                                        : o.prompt;
   // The newline `echo` and editors end a file with is not part of the prompt.

@@ -14,13 +14,14 @@ size_t pending_calls(const chat::ChatSession& chat) {
   return chat::parse_answer(turns.back().content).calls.size();
 }
 
-std::vector<std::string> tool_result_texts(const nlohmann::ordered_json& value, size_t calls, const std::string& origin) {
+std::vector<std::string> tool_result_texts(const nlohmann::ordered_json& value, size_t calls,
+                                           const std::string& origin) {
   // After an answer without a call a result is still a turn the model knows
   // (the caller acted on its own); the library needs an answer before it.
   if (calls <= 1) return {text_of(value)};
   if (!value.is_array() || value.size() != calls) {
-    fail(origin + ": the last answer made " + std::to_string(calls) + " calls: give a list of " + std::to_string(calls) +
-         " results, one per call");
+    fail(origin + ": the last answer made " + std::to_string(calls) + " calls: give a list of " +
+         std::to_string(calls) + " results, one per call");
   }
   std::vector<std::string> texts;
   for (const auto& v : value) texts.push_back(text_of(v));

@@ -15,6 +15,7 @@ namespace cact::run {
 size_t pending_calls(const chat::ChatSession& chat);
 
 // Throws cact::Error "<origin>: ..." when the values do not match the calls.
-std::vector<std::string> tool_result_texts(const nlohmann::ordered_json& value, size_t calls, const std::string& origin);
+std::vector<std::string> tool_result_texts(const nlohmann::ordered_json& value, size_t calls,
+                                           const std::string& origin);
 
 }  // namespace cact::run

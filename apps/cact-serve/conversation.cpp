@@ -43,8 +43,8 @@ void check_fits(const Tokenizer& tok, const chat::openai::ChatRequest& request, 
   if (needed + 1 > context) {
     throw HttpError(400,
                     "messages: the system text and tools (" + std::to_string(prefix) + " tokens) and the last turn (" +
-                        std::to_string(needed - prefix) + " tokens) do not fit the context of " + std::to_string(context) +
-                        " positions",
+                        std::to_string(needed - prefix) + " tokens) do not fit the context of " +
+                        std::to_string(context) + " positions",
                     "messages", "context_length_exceeded");
   }
 }

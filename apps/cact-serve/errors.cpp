@@ -15,16 +15,26 @@ struct Kind {
 
 Kind kind_of(int status) {
   switch (status) {
-    case 400: return {"invalid_request_error", "invalid_request"};
-    case 401: return {"authentication_error", "invalid_api_key"};
-    case 404: return {"not_found_error", "not_found"};
-    case 405: return {"invalid_request_error", "method_not_allowed"};
-    case 408: return {"invalid_request_error", "request_timeout"};
-    case 413: return {"invalid_request_error", "request_too_large"};
-    case 414: return {"invalid_request_error", "uri_too_long"};
-    case 415: return {"invalid_request_error", "unsupported_media_type"};
-    case 503: return {"server_error", "server_busy"};
-    default: return {status < 500 ? "invalid_request_error" : "server_error", status < 500 ? "bad_request" : "internal_error"};
+    case 400:
+      return {"invalid_request_error", "invalid_request"};
+    case 401:
+      return {"authentication_error", "invalid_api_key"};
+    case 404:
+      return {"not_found_error", "not_found"};
+    case 405:
+      return {"invalid_request_error", "method_not_allowed"};
+    case 408:
+      return {"invalid_request_error", "request_timeout"};
+    case 413:
+      return {"invalid_request_error", "request_too_large"};
+    case 414:
+      return {"invalid_request_error", "uri_too_long"};
+    case 415:
+      return {"invalid_request_error", "unsupported_media_type"};
+    case 503:
+      return {"server_error", "server_busy"};
+    default:
+      return {status < 500 ? "invalid_request_error" : "server_error", status < 500 ? "bad_request" : "internal_error"};
   }
 }
 

@@ -1,7 +1,7 @@
 // cact-serve's flags (docs/SERVE.md "Flags") and the defaults that depend on
 // the machine and the archive.
-#include <algorithm>
 #include <arpa/inet.h>
+#include <algorithm>
 #include <cmath>
 
 #include "common/error_policy.h"
@@ -10,8 +10,10 @@
 namespace cact::serve {
 
 void add_flags(CLI::App& cli, Options& o) {
-  cli.add_option("archive,-m,--model", o.archive, "the .cact file (default: the bundled tools-tiny.cact)")->type_name("FILE");
-  cli.add_option("--alias", o.alias, "the model id in /v1/models and responses (default: the archive's file name stem)");
+  cli.add_option("archive,-m,--model", o.archive, "the .cact file (default: the bundled tools-tiny.cact)")
+      ->type_name("FILE");
+  cli.add_option("--alias", o.alias,
+                 "the model id in /v1/models and responses (default: the archive's file name stem)");
   cli.add_option("--host", o.host, "address to listen on")->capture_default_str();
   cli.add_option("--port", o.port, "port to listen on (0: any free port, printed on stderr)")
       ->capture_default_str()
@@ -24,7 +26,8 @@ void add_flags(CLI::App& cli, Options& o) {
       ->capture_default_str();
   cli.add_option("-t,--threads", o.threads, "engine threads per session (0: cores / --parallel, at least 1)")
       ->capture_default_str();
-  cli.add_option("-c,--context", o.context, "positions per session (0: the archive's max_seq_len)")->capture_default_str();
+  cli.add_option("-c,--context", o.context, "positions per session (0: the archive's max_seq_len)")
+      ->capture_default_str();
   cli.add_option("--max-body", o.max_body, "largest request body in bytes (larger: 413)")->capture_default_str();
   cli.add_option("--max-messages", o.limits.max_messages, "most messages in one request")->capture_default_str();
   cli.add_option("--max-tokens", o.limits.max_tokens, "the most max_tokens a request may ask for (0: the context)")
@@ -32,7 +35,8 @@ void add_flags(CLI::App& cli, Options& o) {
   cli.add_option("--default-max-tokens", o.limits.default_max_tokens, "max_tokens of a request that gives none")
       ->capture_default_str();
   cli.add_option("--timeout", o.timeout,
-                 "seconds: a request must arrive whole within it, a write may stall this long, an idle connection is closed after it")
+                 "seconds: a request must arrive whole within it, a write may stall this long, an idle connection is "
+                 "closed after it")
       ->capture_default_str();
   cli.add_flag("--scalar", o.scalar, "force the scalar kernels");
 }
@@ -67,7 +71,8 @@ void resolve(Options& o, uint32_t cores, uint32_t max_seq_len) {
   o.limits.default_max_tokens = std::min(o.limits.default_max_tokens, o.limits.max_tokens);
   if (o.max_body < 1024) app::usage_error("--max-body must be at least 1024 bytes");
   if (o.limits.max_messages == 0) app::usage_error("--max-messages must be at least 1");
-  if (!std::isfinite(o.timeout) || o.timeout < 0.1 || o.timeout > 3600) app::usage_error("--timeout must be in [0.1, 3600] seconds");
+  if (!std::isfinite(o.timeout) || o.timeout < 0.1 || o.timeout > 3600)
+    app::usage_error("--timeout must be in [0.1, 3600] seconds");
 }
 
 }  // namespace cact::serve

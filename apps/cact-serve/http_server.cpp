@@ -103,9 +103,7 @@ class ConnectionStream final : public httplib::Stream {
     return poll_one(sock_, POLLIN, std::min(timeout_, left())) > 0;
   }
 
-  bool is_writable() const override {
-    return !peer_closed() && poll_one(sock_, POLLOUT, timeout_) > 0;
-  }
+  bool is_writable() const override { return !peer_closed() && poll_one(sock_, POLLOUT, timeout_) > 0; }
 
   ssize_t read(char* ptr, size_t size) override {
     if (begin_ == end_) {

@@ -100,7 +100,8 @@ int serve(Options& o) {
   app::note(kTool, "listening on http://" + o.host + ":" + std::to_string(port) + " (model " + ctx.model_id + ", " +
                        std::to_string(o.parallel) + " sessions of " + std::to_string(o.context) + " positions, " +
                        std::to_string(o.threads) + " threads each, queue " + std::to_string(o.queue) + ")");
-  if (!server.listen_after_bind() && !server.draining()) fail("the server stopped: " + std::string(std::strerror(errno)));
+  if (!server.listen_after_bind() && !server.draining())
+    fail("the server stopped: " + std::string(std::strerror(errno)));
   app::note(kTool, "stopped");
   return 0;
 }

@@ -31,19 +31,16 @@ size_t partial_marker_tail(std::string_view text, std::string_view marker) {
 }
 
 Json choice_chunk(const ResponseHead& head, Json choices) {
-  return {{"id", head.id},
-          {"object", "chat.completion.chunk"},
-          {"created", head.created},
-          {"model", head.model},
-          {"system_fingerprint", nullptr},
-          {"choices", std::move(choices)}};
+  return {{"id", head.id},       {"object", "chat.completion.chunk"}, {"created", head.created},
+          {"model", head.model}, {"system_fingerprint", nullptr},     {"choices", std::move(choices)}};
 }
 
 }  // namespace
 
 ResponseHead new_response_head(std::string model) {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return {random_token("chatcmpl-", 24), std::chrono::duration_cast<std::chrono::seconds>(now).count(), std::move(model)};
+  return {random_token("chatcmpl-", 24), std::chrono::duration_cast<std::chrono::seconds>(now).count(),
+          std::move(model)};
 }
 
 std::vector<std::string> new_call_ids(size_t count) {

@@ -150,7 +150,8 @@ void chat_completions(const ServeContext& ctx, const Request& req, Response& res
     send_json(res, completion_json(head, outcome, ids, {lease->index(), lease->fit(), lease->waited_ms()}));
     return;
   }
-  auto job = std::make_shared<StreamJob>(StreamJob{&ctx, std::move(request), std::move(*lease), std::move(head), false});
+  auto job =
+      std::make_shared<StreamJob>(StreamJob{&ctx, std::move(request), std::move(*lease), std::move(head), false});
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider("text/event-stream",
@@ -182,7 +183,8 @@ Json detokenize(const ServeContext& ctx, const Json& body) {
     if (key != "tokens") throw HttpError(400, key + ": unknown parameter", key);
   }
   const auto tokens = body.find("tokens");
-  if (tokens == body.end() || !tokens->is_array()) throw HttpError(400, "tokens: expected a list of token ids", "tokens");
+  if (tokens == body.end() || !tokens->is_array())
+    throw HttpError(400, "tokens: expected a list of token ids", "tokens");
   std::vector<int32_t> ids;
   for (size_t i = 0; i < tokens->size(); ++i) {
     const Json& id = (*tokens)[i];
@@ -204,13 +206,17 @@ std::string seconds_text(double seconds) {
 // The message of an error httplib answered itself (no handler ran or read the body).
 std::string transport_error_message(const Request& req, int status, const Options& o) {
   switch (status) {
-    case 404: return "no such endpoint: " + req.method + " " + req.path;
-    case 413: return "the request body is larger than the limit of " + std::to_string(o.max_body) + " bytes (--max-body)";
-    case 414: return "the request line is too long";
+    case 404:
+      return "no such endpoint: " + req.method + " " + req.path;
+    case 413:
+      return "the request body is larger than the limit of " + std::to_string(o.max_body) + " bytes (--max-body)";
+    case 414:
+      return "the request line is too long";
     case 400:
       return "malformed HTTP request, a body over the limit of " + std::to_string(o.max_body) +
              " bytes, or a request that did not arrive whole within " + seconds_text(o.timeout);
-    default: return "HTTP error " + std::to_string(status);
+    default:
+      return "HTTP error " + std::to_string(status);
   }
 }
 
@@ -219,8 +225,9 @@ std::string transport_error_message(const Request& req, int status, const Option
 void install_routes(HttpServer& server, const ServeContext& context) {
   const ServeContext* ctx = &context;
 
-  server.Post("/v1/chat/completions",
-              [ctx](const Request& req, Response& res) { guarded(*ctx, req, res, [&] { chat_completions(*ctx, req, res); }); });
+  server.Post("/v1/chat/completions", [ctx](const Request& req, Response& res) {
+    guarded(*ctx, req, res, [&] { chat_completions(*ctx, req, res); });
+  });
   server.Post("/tokenize", [ctx](const Request& req, Response& res) {
     guarded(*ctx, req, res, [&] { send_json(res, tokenize(*ctx, parse_body(req, ctx->options->max_body))); });
   });
@@ -233,7 +240,8 @@ void install_routes(HttpServer& server, const ServeContext& context) {
   server.Get(R"(/v1/models/(.+))", [ctx](const Request& req, Response& res) {
     guarded(*ctx, req, res, [&] {
       const std::string id = req.matches[1];
-      if (id != ctx->model_id) throw HttpError(404, "no model " + id + " (this server has " + ctx->model_id + ")", "model", "model_not_found");
+      if (id != ctx->model_id)
+        throw HttpError(404, "no model " + id + " (this server has " + ctx->model_id + ")", "model", "model_not_found");
       send_json(res, model_json(*ctx));
     });
   });

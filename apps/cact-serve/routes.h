@@ -26,8 +26,8 @@ struct ServeContext {
   SlotPool* slots = nullptr;
   ServeCounters* counters = nullptr;
   std::string model_id;
-  int64_t model_created = 0;          // the archive's modification time
-  std::vector<std::string> markers;   // chat::openai::marker_surfaces(tok)
+  int64_t model_created = 0;         // the archive's modification time
+  std::vector<std::string> markers;  // chat::openai::marker_surfaces(tok)
   bool log_requests = true;
 };
 

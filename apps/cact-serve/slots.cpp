@@ -13,17 +13,21 @@ namespace {
 constexpr std::chrono::milliseconds kClientCheck{100};
 
 bool same_turns(const std::vector<chat::Turn>& a, const std::vector<chat::Turn>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](const chat::Turn& x, const chat::Turn& y) { return x.role == y.role && x.content == y.content; });
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const chat::Turn& x, const chat::Turn& y) {
+    return x.role == y.role && x.content == y.content;
+  });
 }
 
 }  // namespace
 
 const char* slot_fit_name(SlotFit f) {
   switch (f) {
-    case SlotFit::none: return "none";
-    case SlotFit::prefix: return "prefix";
-    case SlotFit::conversation: return "conversation";
+    case SlotFit::none:
+      return "none";
+    case SlotFit::prefix:
+      return "prefix";
+    case SlotFit::conversation:
+      return "conversation";
   }
   return "none";
 }
@@ -103,7 +107,10 @@ SlotPool::Stats SlotPool::stats() const {
 }
 
 SlotPool::Lease::Lease(Lease&& other) noexcept
-    : pool_(std::exchange(other.pool_, nullptr)), index_(other.index_), fit_(other.fit_), waited_ms_(other.waited_ms_) {}
+    : pool_(std::exchange(other.pool_, nullptr)),
+      index_(other.index_),
+      fit_(other.fit_),
+      waited_ms_(other.waited_ms_) {}
 
 SlotPool::Lease::~Lease() {
   if (pool_ != nullptr) pool_->release(index_);

@@ -26,7 +26,8 @@ SlotFit slot_fit(const chat::ChatSession& chat, const chat::openai::ChatRequest&
 
 class SlotPool {
  public:
-  SlotPool(const Engine& engine, const Tokenizer& tok, const chat::ChatOptions& options, uint32_t slots, uint32_t queue);
+  SlotPool(const Engine& engine, const Tokenizer& tok, const chat::ChatOptions& options, uint32_t slots,
+           uint32_t queue);
 
   class Lease {
    public:
@@ -38,7 +39,7 @@ class SlotPool {
     ~Lease();
     chat::ChatSession& chat();
     size_t index() const { return index_; }
-    SlotFit fit() const { return fit_; }    // what the slot held when it was picked
+    SlotFit fit() const { return fit_; }  // what the slot held when it was picked
     double waited_ms() const { return waited_ms_; }
 
    private:

@@ -51,13 +51,19 @@ void print_json(const cact::SlicePlan& p, const std::string& in, const std::stri
   s += ",\"written\":" + std::string(written ? "true" : "false");
   s += ",\"source_layers\":" + num(p.source_layers) + ",\"layers\":" + num(h.num_layers);
   s += ",\"blocks\":[" + join(p.blocks, ",", num) + "]";
-  s += ",\"sites\":[" + join(p.sites, ",", [](const cact::SitePlan& x) {
-         return "{\"old\":" + num(x.old_layer) + ",\"new\":" + num(x.new_layer) + "}";
-       }) + "]";
+  s += ",\"sites\":[" +
+       join(p.sites, ",",
+            [](const cact::SitePlan& x) {
+              return "{\"old\":" + num(x.old_layer) + ",\"new\":" + num(x.new_layer) + "}";
+            }) +
+       "]";
   s += ",\"dropped_sites\":[" + join(p.dropped_sites, ",", num) + "]";
-  s += ",\"global_layers\":[" + join(p.global_layers, ",", [](const cact::LayerRemap& x) {
-         return "{\"old\":" + num(x.old_layer) + ",\"new\":" + num(x.new_layer) + "}";
-       }) + "]";
+  s += ",\"global_layers\":[" +
+       join(p.global_layers, ",",
+            [](const cact::LayerRemap& x) {
+              return "{\"old\":" + num(x.old_layer) + ",\"new\":" + num(x.new_layer) + "}";
+            }) +
+       "]";
   s += ",\"dropped_global\":[" + join(p.dropped_global, ",", num) + "]";
   s += ",\"max_seq_len\":" + num(h.max_seq_len) + ",\"sliding_window\":" + num(h.sliding_window) +
        ",\"kv_window\":" + num(h.kv_window);
@@ -73,7 +79,9 @@ void print_text(const cact::SlicePlan& p, const std::string& in, bool written) {
   const auto arrow = [](uint32_t a, uint32_t b) { return num(a) + " -> " + num(b); };
   std::printf("input:   %s (%u layers, %llu bytes)\n", in.c_str(), p.source_layers, (unsigned long long)p.source_bytes);
   std::printf("blocks:  %s (%zu of %u)\n", join(p.blocks, " ", num).c_str(), p.blocks.size(), p.source_layers);
-  std::string sites = p.sites.empty() ? "none" : join(p.sites, ", ", [&](const cact::SitePlan& x) { return arrow(x.old_layer, x.new_layer); });
+  std::string sites =
+      p.sites.empty() ? "none"
+                      : join(p.sites, ", ", [&](const cact::SitePlan& x) { return arrow(x.old_layer, x.new_layer); });
   if (!p.dropped_sites.empty()) sites += " (dropped: " + join(p.dropped_sites, ", ", num) + ")";
   std::printf("sites:   %s\n", sites.c_str());
   std::string global = p.global_layers.empty() ? "none" : join(p.global_layers, ", ", [&](const cact::LayerRemap& x) {
@@ -81,9 +89,11 @@ void print_text(const cact::SlicePlan& p, const std::string& in, bool written) {
   });
   if (!p.dropped_global.empty()) global += " (dropped: " + join(p.dropped_global, ", ", num) + ")";
   std::printf("global:  %s\n", global.c_str());
-  std::printf("context: max_seq_len %u, sliding_window %u, kv_window %u\n", h.max_seq_len, h.sliding_window, h.kv_window);
+  std::printf("context: max_seq_len %u, sliding_window %u, kv_window %u\n", h.max_seq_len, h.sliding_window,
+              h.kv_window);
   std::printf("result:  %u layers, %u tensors, %llu bytes (%.1f%% of the input)\n", h.num_layers, h.num_tensors,
-              (unsigned long long)p.output_bytes, p.source_bytes ? 100.0 * double(p.output_bytes) / double(p.source_bytes) : 0.0);
+              (unsigned long long)p.output_bytes,
+              p.source_bytes ? 100.0 * double(p.output_bytes) / double(p.source_bytes) : 0.0);
   if (!written) std::printf("dry run: nothing written\n");
 }
 
@@ -107,7 +117,8 @@ int main(int argc, char** argv) {
     if (out.empty() && !dry_run) cact::app::usage_error("OUT is required unless --dry-run");
     cact::app::refuse_stdout(out, "OUT");
     if (context && *context == 0) cact::app::usage_error("--context 0: must be at least 1");
-    if (!out.empty() && cact::same_file(in, out)) cact::fail(out + ": output path is the input file; refusing to overwrite it");
+    if (!out.empty() && cact::same_file(in, out))
+      cact::fail(out + ": output path is the input file; refusing to overwrite it");
     const cact::app::InputFile file(in);
     const cact::Model model = cact::app::open_model(file);
     const uint32_t L = model.header().num_layers;
@@ -123,7 +134,9 @@ int main(int argc, char** argv) {
     } else {
       print_text(plan, file.name(), !dry_run);
     }
-    if (!dry_run) cact::app::wrote(out, std::to_string(plan.header.num_layers) + " layers, " + std::to_string(plan.output_bytes) + " bytes");
+    if (!dry_run)
+      cact::app::wrote(
+          out, std::to_string(plan.header.num_layers) + " layers, " + std::to_string(plan.output_bytes) + " bytes");
     return 0;
   });
 }

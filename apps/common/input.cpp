@@ -17,7 +17,8 @@ std::string read_stdin(const std::string& what, size_t max_bytes) {
   size_t n = 0;
   while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
     text.append(buf, n);
-    if (text.size() > max_bytes) fail(what + ": more than " + std::to_string(max_bytes) + " bytes on standard input, the limit");
+    if (text.size() > max_bytes)
+      fail(what + ": more than " + std::to_string(max_bytes) + " bytes on standard input, the limit");
   }
   if (std::ferror(stdin) != 0) fail(what + ": cannot read (" + std::strerror(errno) + ")");
   return text;

@@ -35,7 +35,8 @@ void note(const char* tool, std::string_view text) {
 void check_out() {
   errno = 0;
   remember(std::fflush(stdout) == 0);
-  if (std::ferror(stdout)) fail(std::string("cannot write to standard output: ") + std::strerror(first_errno != 0 ? first_errno : EIO));
+  if (std::ferror(stdout))
+    fail(std::string("cannot write to standard output: ") + std::strerror(first_errno != 0 ? first_errno : EIO));
 }
 
 void set_quiet(bool quiet) { quiet_mode = quiet; }

@@ -1,9 +1,9 @@
 #include "common/progress.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 #include "common/output.h"
 
@@ -40,8 +40,8 @@ void ProgressBar::update(const Progress& p) {
     const int decile = int(fraction * 10.0);
     while (last_decile_ < decile) {
       ++last_decile_;
-      std::fprintf(stderr, "%s: %3d%%%s%.*s\n", tool_.c_str(), last_decile_ * 10, p.what.empty() ? "" : "  ", int(p.what.size()),
-                   p.what.data());
+      std::fprintf(stderr, "%s: %3d%%%s%.*s\n", tool_.c_str(), last_decile_ * 10, p.what.empty() ? "" : "  ",
+                   int(p.what.size()), p.what.data());
     }
   }
 }

@@ -18,7 +18,8 @@ namespace {
 // parent's flags after its own name), unless the tool declares it itself.
 void add_quiet(CLI::App& app, const std::shared_ptr<bool>& quiet) {
   if (app.get_option_no_throw("--quiet") == nullptr && app.get_option_no_throw("-q") == nullptr) {
-    app.add_flag_callback("-q,--quiet", [quiet] { *quiet = true; }, "no notices, warnings, progress or \"wrote\" lines on stderr");
+    app.add_flag_callback(
+        "-q,--quiet", [quiet] { *quiet = true; }, "no notices, warnings, progress or \"wrote\" lines on stderr");
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App* s) { return !s->get_name().empty(); })) add_quiet(*sub, quiet);
 }
@@ -42,11 +43,14 @@ std::string conversion_message(const CLI::ConversionError& e) {
 }  // namespace
 
 int run_tool(const char* tool, CLI::App& cli, int argc, char** argv, const std::function<int()>& body) {
-  cli.set_version_flag("--version", [tool] {
-    std::string text = version_text(tool);
-    text.pop_back();  // printed with a newline like every help text
-    return text;
-  }, "print the version, the git revision and the kernel tables of this CPU, then exit");
+  cli.set_version_flag(
+      "--version",
+      [tool] {
+        std::string text = version_text(tool);
+        text.pop_back();  // printed with a newline like every help text
+        return text;
+      },
+      "print the version, the git revision and the kernel tables of this CPU, then exit");
   const auto quiet_flag = std::make_shared<bool>(false);
   add_quiet(cli, quiet_flag);
   try {

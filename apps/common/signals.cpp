@@ -1,9 +1,9 @@
 #include "common/signals.h"
 
+#include <unistd.h>
 #include <atomic>
 #include <csignal>
 #include <cstring>
-#include <unistd.h>
 
 #include "cact/atomic_file.h"
 #include "cact/mapped_file.h"
@@ -50,7 +50,8 @@ void on_bus_error(int sig, siginfo_t* info, void*) {
   // One write(2) of the whole line, so that it cannot interleave.
   static char line[2048];
   line[0] = '\0';
-  for (const char* part : {tool_name, ": ", path, ": file changed while in use (truncated or rewritten by another process); stopped\n"}) {
+  for (const char* part :
+       {tool_name, ": ", path, ": file changed while in use (truncated or rewritten by another process); stopped\n"}) {
     append(line, sizeof line, part);
   }
   const ssize_t written = ::write(STDERR_FILENO, line, std::strlen(line));

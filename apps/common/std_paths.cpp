@@ -15,8 +15,9 @@ namespace cact::app {
 
 void refuse_stdout(const std::string& path, const std::string& what) {
   if (is_dash(path)) {
-    usage_error(what + " -: this output is written to a temporary file and renamed into place, so it cannot go to "
-                       "standard output; give a file path");
+    usage_error(what +
+                " -: this output is written to a temporary file and renamed into place, so it cannot go to "
+                "standard output; give a file path");
   }
 }
 
@@ -46,7 +47,9 @@ struct Fd {
   }
 };
 
-std::string os_error(const char* what) { return std::string("standard input: ") + what + " (" + std::strerror(errno) + ")"; }
+std::string os_error(const char* what) {
+  return std::string("standard input: ") + what + " (" + std::strerror(errno) + ")";
+}
 
 }  // namespace
 

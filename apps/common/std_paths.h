@@ -41,8 +41,8 @@ class InputFile {
 
  private:
   std::string name_;
-  MappedFile file_;             // a path
-  void* spooled_ = nullptr;     // "-": the mapping of the memfd
+  MappedFile file_;          // a path
+  void* spooled_ = nullptr;  // "-": the mapping of the memfd
   size_t spooled_size_ = 0;
   std::span<const uint8_t> bytes_;
 };

@@ -15,9 +15,9 @@
 #include "cact/cact.h"
 
 /* The whole file as a NUL-terminated string (NULL on failure). */
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *text = NULL;
+static char* read_file(const char* path) {
+  FILE* f = fopen(path, "rb");
+  char* text = NULL;
   long size;
   if (f == NULL) return NULL;
   if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
@@ -33,13 +33,13 @@ static char *read_file(const char *path) {
   return text;
 }
 
-int main(int argc, char **argv) {
-  cact_model *model = NULL;
-  cact_engine *engine = NULL;
-  cact_tokenizer *tokenizer = NULL;
-  cact_chat *chat = NULL;
-  cact_answer *answer = NULL;
-  char *tools = NULL;
+int main(int argc, char** argv) {
+  cact_model* model = NULL;
+  cact_engine* engine = NULL;
+  cact_tokenizer* tokenizer = NULL;
+  cact_chat* chat = NULL;
+  cact_answer* answer = NULL;
+  char* tools = NULL;
   size_t calls = 0, i;
   int code = 1;
 
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     printf("%s %s\n", name, arguments);
   }
   if (calls == 0) {
-    const char *text;
+    const char* text;
     if (cact_answer_text(answer, &text) != CACT_OK) {
       fprintf(stderr, "chat: %s\n", cact_last_error());
       goto done;

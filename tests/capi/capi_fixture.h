@@ -11,11 +11,11 @@
 #include "cact/cact.h"
 
 // REQUIRE the call returns CACT_OK; otherwise show its status and message.
-#define CACT_REQUIRE_OK(call)                                      \
-  do {                                                             \
-    const cact_status status_ = (call);                            \
+#define CACT_REQUIRE_OK(call)                                                \
+  do {                                                                       \
+    const cact_status status_ = (call);                                      \
     INFO(#call, " -> ", cact_status_name(status_), ": ", cact_last_error()); \
-    REQUIRE(status_ == CACT_OK);                                   \
+    REQUIRE(status_ == CACT_OK);                                             \
   } while (0)
 
 namespace cact::test::capi {

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "capi/capi_fixture.h"
 #include "cact/chat.h"
 #include "cact/engine.h"
 #include "cact/model.h"
 #include "cact/sampler.h"
 #include "cact/tokenizer.h"
+#include "capi/capi_fixture.h"
 #include "chat/render.h"
 
 using namespace cact::test::capi;
@@ -143,7 +143,8 @@ TEST_CASE("capi: cact_chat_render gives the ids cact_chat_ask prefills") {
   CHECK(cact_chat_render(o.tok.get(), system.c_str(), tools_json().c_str(), kTimerRequest, nullptr, 0, &n) ==
         CACT_ERROR_BUFFER_TOO_SMALL);
   std::vector<int32_t> ids(n);
-  CACT_REQUIRE_OK(cact_chat_render(o.tok.get(), system.c_str(), tools_json().c_str(), kTimerRequest, ids.data(), ids.size(), &n));
+  CACT_REQUIRE_OK(
+      cact_chat_render(o.tok.get(), system.c_str(), tools_json().c_str(), kTimerRequest, ids.data(), ids.size(), &n));
 
   const cact::Model model = cact::Model::open(tool_model_path());
   const cact::Tokenizer tok(model.tokenizer_model());

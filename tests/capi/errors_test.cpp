@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "capi/capi_fixture.h"
 #include "cact/format.h"
+#include "capi/capi_fixture.h"
 #include "support/run_app.h"
 #include "support/test_paths.h"
 
@@ -40,7 +40,8 @@ std::filesystem::path write_file(const std::string& name, const std::string& byt
 const std::string kBadTools[] = {
     "not json",
     "{\"name\":\"x\"}",
-    "[{\"name\":\"x\",\"parameters\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"pattern\":\"y\"}}}}]",
+    "[{\"name\":\"x\",\"parameters\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"pattern\":\"y\"}"
+    "}}}]",
     "[{\"name\":\"x\",\"parameters\":{\"type\":\"object\"}},{\"name\":\"x\",\"parameters\":{\"type\":\"object\"}}]",
 };
 
@@ -48,7 +49,8 @@ const std::string kBadTools[] = {
 
 TEST_CASE("capi: a path that cannot be read is CACT_ERROR_IO, naming the path") {
   cact_model* m = reinterpret_cast<cact_model*>(&m);  // set to NULL on failure
-  check_fails(CACT_ERROR_IO, "cact_model_open", "/nonexistent/model.cact", cact_model_open("/nonexistent/model.cact", &m));
+  check_fails(CACT_ERROR_IO, "cact_model_open", "/nonexistent/model.cact",
+              cact_model_open("/nonexistent/model.cact", &m));
   CHECK(m == nullptr);
   const std::string dir = cact::test::scratch_dir("capi-dir").string();
   check_fails(CACT_ERROR_IO, "cact_model_open", "not a regular file", cact_model_open(dir.c_str(), &m));
@@ -75,7 +77,8 @@ TEST_CASE("capi: a damaged archive is CACT_ERROR_BAD_MODEL with its first proble
   bytes[0] ^= 0x55;  // not a .cact tag at all
   check_fails(CACT_ERROR_BAD_MODEL, "cact_model_open_buffer", "tag",
               cact_model_open_buffer(bytes.data(), bytes.size(), CACT_BUFFER_COPY, &m));
-  check_fails(CACT_ERROR_BAD_MODEL, "cact_model_open_buffer", "header", cact_model_open_buffer(nullptr, 0, CACT_BUFFER_COPY, &m));
+  check_fails(CACT_ERROR_BAD_MODEL, "cact_model_open_buffer", "header",
+              cact_model_open_buffer(nullptr, 0, CACT_BUFFER_COPY, &m));
   CHECK(m == nullptr);
 }
 
@@ -117,22 +120,26 @@ TEST_CASE("capi: a bad tool list or tool choice is CACT_ERROR_BAD_TOOLS, saying 
   Chat chat = new_chat(engine.get(), tok.get());
   for (const std::string& tools : kBadTools) {
     CAPTURE(tools);
-    check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_set_tools", "tool list", cact_chat_set_tools(chat.get(), tools.c_str()));
+    check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_set_tools", "tool list",
+                cact_chat_set_tools(chat.get(), tools.c_str()));
     size_t n = 0;
     check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_render", "tool list",
                 cact_chat_render(tok.get(), "", tools.c_str(), kTimerRequest, nullptr, 0, &n));
   }
-  check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_set_tools", "pattern", cact_chat_set_tools(chat.get(), kBadTools[2].c_str()));
+  check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_set_tools", "pattern",
+              cact_chat_set_tools(chat.get(), kBadTools[2].c_str()));
 
   CACT_REQUIRE_OK(cact_chat_set_tools(chat.get(), tools_json().c_str()));
   cact_generate_options g;
   cact_generate_options_init(&g);
   cact_answer* a = nullptr;
   g.tool_choice = "send_email";
-  check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_ask", "send_email", cact_chat_ask(chat.get(), kTimerRequest, &g, nullptr, nullptr, &a));
+  check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_ask", "send_email",
+              cact_chat_ask(chat.get(), kTimerRequest, &g, nullptr, nullptr, &a));
   CACT_REQUIRE_OK(cact_chat_set_tools(chat.get(), nullptr));
   g.tool_choice = "required";
-  check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_ask", "required", cact_chat_ask(chat.get(), kTimerRequest, &g, nullptr, nullptr, &a));
+  check_fails(CACT_ERROR_BAD_TOOLS, "cact_chat_ask", "required",
+              cact_chat_ask(chat.get(), kTimerRequest, &g, nullptr, nullptr, &a));
   CHECK(a == nullptr);
 }
 
@@ -196,7 +203,8 @@ TEST_CASE("capi: a NULL argument is CACT_ERROR_INVALID_ARGUMENT naming it, for e
       {"cact_tokenizer_special", "id", [&] { return cact_tokenizer_special(tok.get(), CACT_TOKEN_EOS, nullptr); }},
       {"cact_tokenizer_size", "tokenizer", [&] { return cact_tokenizer_size(nullptr, &n); }},
       {"cact_sampler_new", "out", [&] { return cact_sampler_new(nullptr, nullptr); }},
-      {"cact_sampler_sample", "logits", [&] { return cact_sampler_sample(sampler.get(), nullptr, 1, nullptr, 0, &id); }},
+      {"cact_sampler_sample", "logits",
+       [&] { return cact_sampler_sample(sampler.get(), nullptr, 1, nullptr, 0, &id); }},
       {"cact_sampler_sample", "sampler", [&] { return cact_sampler_sample(nullptr, &logit, 1, nullptr, 0, &id); }},
       {"cact_chat_new", "tokenizer", [&] { return cact_chat_new(engine.get(), nullptr, nullptr, &c); }},
       {"cact_chat_set_system", "chat", [&] { return cact_chat_set_system(nullptr, "x"); }},
@@ -204,7 +212,8 @@ TEST_CASE("capi: a NULL argument is CACT_ERROR_INVALID_ARGUMENT naming it, for e
       {"cact_chat_reset", "chat", [&] { return cact_chat_reset(nullptr); }},
       {"cact_chat_ask", "query", [&] { return cact_chat_ask(chat.get(), nullptr, nullptr, nullptr, nullptr, &a); }},
       {"cact_chat_ask", "answer", [&] { return cact_chat_ask(chat.get(), "hi", nullptr, nullptr, nullptr, nullptr); }},
-      {"cact_chat_tool_results", "results", [&] { return cact_chat_tool_results(chat.get(), nullptr, 1, nullptr, nullptr, nullptr, &a); }},
+      {"cact_chat_tool_results", "results",
+       [&] { return cact_chat_tool_results(chat.get(), nullptr, 1, nullptr, nullptr, nullptr, &a); }},
       {"cact_chat_transcript", "json", [&] { return cact_chat_transcript(chat.get(), nullptr); }},
       {"cact_chat_load", "transcript_json", [&] { return cact_chat_load(chat.get(), nullptr); }},
       {"cact_chat_position", "position", [&] { return cact_chat_position(chat.get(), nullptr); }},
@@ -221,7 +230,8 @@ TEST_CASE("capi: a NULL argument is CACT_ERROR_INVALID_ARGUMENT naming it, for e
     CAPTURE(kase.argument);
     check_fails(CACT_ERROR_INVALID_ARGUMENT, kase.function, std::string(kase.argument) + " is NULL", kase.call());
   }
-  CHECK((m == nullptr && e == nullptr && s == nullptr && t == nullptr && sm == nullptr && c == nullptr && a == nullptr));
+  CHECK(
+      (m == nullptr && e == nullptr && s == nullptr && t == nullptr && sm == nullptr && c == nullptr && a == nullptr));
   CHECK(fp == nullptr);
   // Freeing NULL is allowed; the last-error calls answer even for NULL.
   cact_model_free(nullptr);
@@ -245,10 +255,13 @@ TEST_CASE("capi: wrong values, short buffers and calls out of order have their s
   const float* l = nullptr;
   size_t n = 0;
   check_fails(CACT_ERROR_STATE, "cact_session_logits", "no token", cact_session_logits(s.get(), &l, &n));
-  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_session_step", "outside the vocabulary", cact_session_step(s.get(), 1 << 20));
-  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_session_step", "outside the vocabulary", cact_session_step(s.get(), -1));
+  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_session_step", "outside the vocabulary",
+              cact_session_step(s.get(), 1 << 20));
+  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_session_step", "outside the vocabulary",
+              cact_session_step(s.get(), -1));
   float confidence = 0;
-  check_fails(CACT_ERROR_UNSUPPORTED, "cact_session_confidence", "no confidence head", cact_session_confidence(s.get(), &confidence));
+  check_fails(CACT_ERROR_UNSUPPORTED, "cact_session_confidence", "no confidence head",
+              cact_session_confidence(s.get(), &confidence));
   check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_session_head", "not a cact_head",
               cact_session_head(s.get(), cact_head(9), nullptr, 0, &n));
 
@@ -262,21 +275,25 @@ TEST_CASE("capi: wrong values, short buffers and calls out of order have their s
   size_t length = 0;
   CACT_REQUIRE_OK(cact_detokenize(tok.get(), all.data(), all.size(), text, sizeof text, &length));
   CHECK(std::string(text) == "hello there world");
-  check_fails(CACT_ERROR_BUFFER_TOO_SMALL, "cact_detokenize", "NUL", cact_detokenize(tok.get(), all.data(), all.size(), text, length, &n));
+  check_fails(CACT_ERROR_BUFFER_TOO_SMALL, "cact_detokenize", "NUL",
+              cact_detokenize(tok.get(), all.data(), all.size(), text, length, &n));
   CHECK(n == length);
   const int32_t bad = 99999;
-  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_detokenize", "outside the vocabulary", cact_detokenize(tok.get(), &bad, 1, text, sizeof text, &n));
+  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_detokenize", "outside the vocabulary",
+              cact_detokenize(tok.get(), &bad, 1, text, sizeof text, &n));
   check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_tokenize", "flags", cact_tokenize(tok.get(), "a", 1, 64, ids, 2, &n));
 
   cact_session_options so;
   std::memset(&so, 0, sizeof so);  // never initialised
   cact_session* sp = nullptr;
-  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_session_new", "cact_session_options_init", cact_session_new(engine.get(), &so, &sp));
+  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_session_new", "cact_session_options_init",
+              cact_session_new(engine.get(), &so, &sp));
   cact_engine_options eo;
   cact_engine_options_init(&eo);
   eo.numerics = cact_numerics(7);
   cact_engine* ep = nullptr;
-  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_engine_new", "not a cact_numerics", cact_engine_new(model.get(), &eo, &ep));
+  check_fails(CACT_ERROR_INVALID_ARGUMENT, "cact_engine_new", "not a cact_numerics",
+              cact_engine_new(model.get(), &eo, &ep));
   cact_sampler_options smo;
   cact_sampler_options_init(&smo);
   smo.top_p = 0.0f;
@@ -328,7 +345,7 @@ TEST_CASE("capi: status names and the library's version") {
   CHECK(std::string(cact_status_name(CACT_OK)) == "CACT_OK");
   CHECK(std::string(cact_status_name(CACT_ERROR_CONTEXT_OVERFLOW)) == "CACT_ERROR_CONTEXT_OVERFLOW");
   CHECK(std::string(cact_status_name(cact_status(1000))) == "CACT_ERROR_UNKNOWN");
-  CHECK(std::string(cact_version()) == std::to_string(CACT_VERSION_MAJOR) + "." + std::to_string(CACT_VERSION_MINOR) + "." +
-                                           std::to_string(CACT_VERSION_PATCH));
+  CHECK(std::string(cact_version()) == std::to_string(CACT_VERSION_MAJOR) + "." + std::to_string(CACT_VERSION_MINOR) +
+                                           "." + std::to_string(CACT_VERSION_PATCH));
   CHECK(cact_version_number() == CACT_VERSION_NUMBER);
 }

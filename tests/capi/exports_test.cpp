@@ -3,8 +3,8 @@
 // the major version.
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <cctype>
+#include <cstdio>
 #include <set>
 #include <string>
 

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "capi/capi_fixture.h"
 #include "cact/engine.h"
 #include "cact/model.h"
 #include "cact/sampler.h"
 #include "cact/synth.h"
 #include "cact/tokenizer.h"
+#include "capi/capi_fixture.h"
 
 using namespace cact::test::capi;
 
@@ -134,7 +134,8 @@ TEST_CASE("capi: the probe heads of an archive that has them") {
   cact_model* m = nullptr;
   CACT_REQUIRE_OK(cact_model_open_buffer(bytes.data(), bytes.size(), CACT_BUFFER_COPY, &m));
   Model model(m);
-  for (const cact_model_property p : {CACT_MODEL_HAS_CONFIDENCE_HEAD, CACT_MODEL_HAS_ROUTER_HEAD, CACT_MODEL_HAS_EMBEDDING_HEAD}) {
+  for (const cact_model_property p :
+       {CACT_MODEL_HAS_CONFIDENCE_HEAD, CACT_MODEL_HAS_ROUTER_HEAD, CACT_MODEL_HAS_EMBEDDING_HEAD}) {
     uint64_t has = 0;
     CACT_REQUIRE_OK(cact_model_get(model.get(), p, &has));
     CHECK(has == 1);
@@ -222,7 +223,8 @@ TEST_CASE("capi: the sampler picks what cact::Sampler picks for the same options
   std::vector<int32_t> recent;
   for (int i = 0; i < 50; ++i) {
     int32_t id = -1;
-    CACT_REQUIRE_OK(cact_sampler_sample(sampler.get(), logits.data(), logits.size(), recent.data(), recent.size(), &id));
+    CACT_REQUIRE_OK(
+        cact_sampler_sample(sampler.get(), logits.data(), logits.size(), recent.data(), recent.size(), &id));
     CHECK(id == cpp.sample(logits, logits.size(), recent, nullptr));
     recent.push_back(id);
   }

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "capi/capi_fixture.h"
 #include "cact/synth.h"
+#include "capi/capi_fixture.h"
 #include "support/run_app.h"
 
 using namespace cact::test::capi;
@@ -84,7 +84,8 @@ TEST_CASE("capi: models from a copied or a borrowed buffer run like the file") {
   Model copy(copied);
   CHECK(run(new_engine(copy.get()).get()) == want);
 
-  std::unique_ptr<uint8_t, AlignedFree> aligned(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64)));
+  std::unique_ptr<uint8_t, AlignedFree> aligned(
+      static_cast<uint8_t*>(std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64)));
   std::memcpy(aligned.get(), bytes.data(), bytes.size());
   cact_model* borrowed = nullptr;
   CACT_REQUIRE_OK(cact_model_open_buffer(aligned.get(), bytes.size(), CACT_BUFFER_BORROW, &borrowed));

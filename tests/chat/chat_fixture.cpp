@@ -19,7 +19,8 @@ std::vector<ExpectedConversation> expected_conversations() {
     c.tools_json = j["tools"].dump();
     for (const auto& m : j["messages"]) {
       const bool user = m["role"] == "user";
-      c.messages.push_back({user ? chat::Turn::Role::user : chat::Turn::Role::tool, m["content"].get<std::string>(), {}});
+      c.messages.push_back(
+          {user ? chat::Turn::Role::user : chat::Turn::Role::tool, m["content"].get<std::string>(), {}});
     }
     for (const auto& a : j["answers"]) c.answers.push_back(a.get<std::string>());
     for (const auto& v : j["valid"]) c.valid.push_back(v.get<bool>());

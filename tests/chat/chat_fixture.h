@@ -14,7 +14,7 @@ namespace cact::test {
 // One line of models/tools/expected.jsonl.
 struct ExpectedConversation {
   std::string system;
-  std::string tools_json;  // compact
+  std::string tools_json;            // compact
   std::vector<chat::Turn> messages;  // user / tool turns, in order
   std::vector<std::string> answers;  // one per message
   std::vector<bool> valid;

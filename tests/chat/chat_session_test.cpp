@@ -209,8 +209,8 @@ TEST_CASE("chat: a full context drops the oldest exchanges and keeps the prefix"
   GenerateOptions o;
   o.max_tokens = 64;
   uint32_t dropped = 0;
-  const char* queries[] = {"set a timer for 2 minutes", "play some jazz", "set a timer for 9 minutes",
-                           "navigate to the station", "play the beatles", "set a timer for 4 minutes"};
+  const char* queries[] = {"set a timer for 2 minutes", "play some jazz",   "set a timer for 9 minutes",
+                           "navigate to the station",   "play the beatles", "set a timer for 4 minutes"};
   Answer last;
   for (const char* q : queries) {
     last = chat.ask(q, o);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cact/error.h"
+#include "cact/json_input.h"
 #include "cact/model.h"
 #include "cact/synth.h"
 #include "cact/tokenizer.h"
@@ -17,7 +18,6 @@
 #include "chat/answer_constraint.h"
 #include "chat/call_grammar.h"
 #include "chat/chat_fixture.h"
-#include "cact/json_input.h"
 #include "chat/vocab_surfaces.h"
 
 using namespace cact;
@@ -110,7 +110,8 @@ void check_mask_matches(const AnswerConstraint& c, size_t vocab, uint32_t budget
   for (size_t id = 0; id < vocab; ++id) {
     if ((mask[id] != 0) != c.allows(static_cast<int32_t>(id), budget)) {
       if (++differences <= 3) {
-        CHECK_MESSAGE(false, "fill_mask and allows differ at id " << id << " (mask " << int(mask[id]) << ", budget " << budget << ")");
+        CHECK_MESSAGE(false, "fill_mask and allows differ at id " << id << " (mask " << int(mask[id]) << ", budget "
+                                                                  << budget << ")");
       }
     }
   }
@@ -172,7 +173,8 @@ TEST_CASE("constraint vocabulary: surfaces, markers and the piece trie") {
   for (const Tokenizer* tok : {&tools_tokenizer(), &synthetic_tokenizer_8192()}) {
     const VocabSurfaces vocab(*tok);
     REQUIRE(vocab.size() == tok->size());
-    for (size_t m = 0; m < kMarkerCount; ++m) CHECK(vocab.marker_id(static_cast<Marker>(m)) == static_cast<int32_t>(4 + m));
+    for (size_t m = 0; m < kMarkerCount; ++m)
+      CHECK(vocab.marker_id(static_cast<Marker>(m)) == static_cast<int32_t>(4 + m));
     CHECK(vocab.kind(0) == PieceKind::none);
     CHECK(vocab.kind(vocab.eos_id()) == PieceKind::eos);
     // A piece prints its bytes (whole UTF-8 ones as they are, ▁ as a space).
@@ -203,11 +205,17 @@ TEST_CASE("constraint vocabulary: surfaces, markers and the piece trie") {
 TEST_CASE("constraint grammar: call lists and argument values") {
   const ToolList& tools = rich_tools();
   const CallGrammar req(tools, choice(ToolChoiceMode::required));
-  const std::string head = R"([{"name":"book_table","arguments":{"restaurant":"Ab","party":4,"contact":{"name":"","phone":"123"})";
+  const std::string head =
+      R"([{"name":"book_table","arguments":{"restaurant":"Ab","party":4,"contact":{"name":"","phone":"123"})";
   CHECK(accepts_list(req, head + "}}]"));
   CHECK(accepts_list(req, R"([{"name":"ping","arguments":{}},{"name":"set_timer","arguments":{"minutes":120}}])"));
-  CHECK(accepts_list(req, R"([{"name":"m\u00e9t\u00e9o \"now\"","arguments":{"rows":[[],[-5,5]],"scale":0.001,"tag":"a\"b"}}])") == false);
-  CHECK(accepts_list(req, "[{\"name\":\"m\xC3\xA9t\xC3\xA9o \\\"now\\\"\",\"arguments\":{\"rows\":[[],[-5,5]],\"scale\":0.001,\"tag\":\"a\\\"b\"}}]"));
+  CHECK(
+      accepts_list(
+          req, R"([{"name":"m\u00e9t\u00e9o \"now\"","arguments":{"rows":[[],[-5,5]],"scale":0.001,"tag":"a\"b"}}])") ==
+      false);
+  CHECK(accepts_list(req,
+                     "[{\"name\":\"m\xC3\xA9t\xC3\xA9o "
+                     "\\\"now\\\"\",\"arguments\":{\"rows\":[[],[-5,5]],\"scale\":0.001,\"tag\":\"a\\\"b\"}}]"));
   // Shape: compact, name first, at least one call, nothing after ']'.
   CHECK_FALSE(viable_prefix(req, "[]"));
   CHECK_FALSE(viable_prefix(req, "[ "));
@@ -232,13 +240,13 @@ TEST_CASE("constraint grammar: call lists and argument values") {
   CHECK(viable_prefix(req, book + R"("\ud83d\ude00x",)"));
   CHECK(viable_prefix(req, book + R"("abcdefghijkl")"));
   CHECK_FALSE(viable_prefix(req, book + R"("abcdefghijklm)"));
-  CHECK_FALSE(viable_prefix(req, book + R"("\ude00)"));       // a lone low surrogate
-  CHECK_FALSE(viable_prefix(req, book + R"("\ud83dx)"));      // a high one without its low half
+  CHECK_FALSE(viable_prefix(req, book + R"("\ude00)"));   // a lone low surrogate
+  CHECK_FALSE(viable_prefix(req, book + R"("\ud83dx)"));  // a high one without its low half
   CHECK_FALSE(viable_prefix(req, book + R"("\ud83d\u0041)"));
   CHECK_FALSE(viable_prefix(req, book + R"("\x)"));
-  CHECK_FALSE(viable_prefix(req, book + "\"a\tb"));            // raw control byte
-  CHECK_FALSE(viable_prefix(req, book + "\"a\xC0\x80"));       // overlong
-  CHECK_FALSE(viable_prefix(req, book + "\"a\xED\xA0\x80"));   // an encoded surrogate
+  CHECK_FALSE(viable_prefix(req, book + "\"a\tb"));           // raw control byte
+  CHECK_FALSE(viable_prefix(req, book + "\"a\xC0\x80"));      // overlong
+  CHECK_FALSE(viable_prefix(req, book + "\"a\xED\xA0\x80"));  // an encoded surrogate
   CHECK(viable_prefix(req, book + "\"a\xF0\x9F\x98\x80\""));
   // Integers: digits refused as soon as no completion is in range.
   const std::string timer = R"([{"name":"set_timer","arguments":{"minutes":)";
@@ -263,7 +271,7 @@ TEST_CASE("constraint grammar: call lists and argument values") {
   CHECK_FALSE(viable_prefix(req, num + R"("budget":100)"));
   CHECK(viable_prefix(req, num + R"("ratio":0.09)"));
   CHECK(viable_prefix(req, num + R"("ratio":0.099999999999999})"));
-  CHECK_FALSE(viable_prefix(req, num + R"("ratio":0.1)"));   // 0.1 reads as the bound itself
+  CHECK_FALSE(viable_prefix(req, num + R"("ratio":0.1)"));  // 0.1 reads as the bound itself
   CHECK_FALSE(viable_prefix(req, num + R"("ratio":0})"));
   CHECK_FALSE(viable_prefix(req, num + R"("ratio":0.000000000000000)"));
   CHECK(viable_prefix(req, num + R"("ratio":0.000000000000001})"));
@@ -421,8 +429,8 @@ int32_t steer_name(const AnswerConstraint& c, const VocabSurfaces& vocab, const 
 // loops on a favourite piece, pressing on the budget) or a uniform allowed id,
 // now and then a marker when one is allowed, and under auto mostly a listed
 // name once a name begins (`calls`, see steer_name).
-Walk random_walk(AnswerConstraint& c, const Tokenizer& tok, const VocabSurfaces& vocab, std::mt19937_64& rng, uint32_t budget,
-                 bool check_masks, std::vector<std::string> calls) {
+Walk random_walk(AnswerConstraint& c, const Tokenizer& tok, const VocabSurfaces& vocab, std::mt19937_64& rng,
+                 uint32_t budget, bool check_masks, std::vector<std::string> calls) {
   std::shuffle(calls.begin(), calls.end(), rng);
   std::string call_text;
   const size_t n = tok.size();
@@ -454,7 +462,8 @@ Walk random_walk(AnswerConstraint& c, const Tokenizer& tok, const VocabSurfaces&
       if (style == 9 && !specials.empty()) {
         id = specials[rng() % specials.size()];
       } else if (style < 5) {
-        id = *std::max_element(allowed.begin(), allowed.end(), [&](int32_t a, int32_t b) { return logits[size_t(a)] < logits[size_t(b)]; });
+        id = *std::max_element(allowed.begin(), allowed.end(),
+                               [&](int32_t a, int32_t b) { return logits[size_t(a)] < logits[size_t(b)]; });
       } else {
         id = allowed[rng() % allowed.size()];
       }
@@ -476,7 +485,8 @@ Walk random_walk(AnswerConstraint& c, const Tokenizer& tok, const VocabSurfaces&
 }
 
 // The walks of one tokenizer and mode, and what their answers must be.
-void run_walks(const Tokenizer& tok, ToolChoiceMode mode, const std::string& named, int walks, int mask_walks, uint64_t seed) {
+void run_walks(const Tokenizer& tok, ToolChoiceMode mode, const std::string& named, int walks, int mask_walks,
+               uint64_t seed) {
   const ToolList& tools = rich_tools();
   const VocabSurfaces vocab(tok);
   AnswerConstraint c(tok, tools, choice(mode, named));

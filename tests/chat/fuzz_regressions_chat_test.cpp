@@ -23,7 +23,9 @@ void replay(const std::string& target, Target&& run) {
 
 }  // namespace
 
-TEST_CASE("fuzz regressions: tool_list") { replay("tool_list", [](const auto& b) { cact::fuzz::tool_list(b); }); }
+TEST_CASE("fuzz regressions: tool_list") {
+  replay("tool_list", [](const auto& b) { cact::fuzz::tool_list(b); });
+}
 
 TEST_CASE("fuzz regressions: chat_request") {
   replay("chat_request", [](const auto& b) { cact::fuzz::chat_request(b); });

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "cact/error.h"
-#include "cact/tools.h"
 #include "cact/json_input.h"
+#include "cact/tools.h"
 #include "support/test_paths.h"
 
 using namespace cact::chat;
@@ -99,12 +99,16 @@ TEST_CASE("parse_json_limited: NUL, depth, size, duplicate keys, syntax") {
   CHECK(error_of([&] { parse_json_limited(nested("[", "]", deep + 1), "x", 1 << 20); }) ==
         "x: JSON nested deeper than 64 levels");
   CHECK_NOTHROW(parse_json_limited(nested("{\"a\":", "}", deep), "x", 1 << 20));
-  CHECK(error_of([&] { parse_json_limited(nested("{\"a\":", "}", deep + 1), "x", 1 << 20); }).starts_with("x: JSON nested deeper"));
+  CHECK(error_of([&] {
+          parse_json_limited(nested("{\"a\":", "}", deep + 1), "x", 1 << 20);
+        }).starts_with("x: JSON nested deeper"));
   // 100 000 levels: refused while parsing, never recursed into.
   for (const auto& [open, close] : {std::pair{"[", "]"}, std::pair{"{\"k\":", "}"}}) {
     const std::string doc = nested(open, close, 100000);
     CHECK(error_of([&] { parse_json_limited(doc, "deep", 1 << 24); }) == "deep: JSON nested deeper than 64 levels");
-    CHECK(error_of([&] { parse_json_limited(doc.substr(0, doc.size() / 2), "deep", 1 << 24); }).starts_with("deep: JSON nested"));
+    CHECK(error_of([&] {
+            parse_json_limited(doc.substr(0, doc.size() / 2), "deep", 1 << 24);
+          }).starts_with("deep: JSON nested"));
   }
   CHECK(list_error(nested("[", "]", 100000)) == "--tools t.json: JSON nested deeper than 64 levels");
 
@@ -118,7 +122,8 @@ TEST_CASE("parse_json_limited: NUL, depth, size, duplicate keys, syntax") {
   CHECK(syntax.find("[json.exception") == std::string::npos);
   CHECK(error_of([] { parse_json_limited("[1] [2]", "x", 100); }).starts_with("x: invalid JSON"));
   CHECK(error_of([] { parse_json_limited("\"\xff\"", "x", 100); }).starts_with("x: invalid JSON"));
-  CHECK(error_of([] { parse_json_limited("[1e999]", "x", 100); }) == "x: invalid JSON: number overflow parsing '1e999'");
+  CHECK(error_of([] { parse_json_limited("[1e999]", "x", 100); }) ==
+        "x: invalid JSON: number overflow parsing '1e999'");
 }
 
 TEST_CASE("parse_tool_list: every supported keyword") {
@@ -185,7 +190,8 @@ TEST_CASE("parse_tool_list: every supported keyword") {
   CHECK(list.find("nothing") == nullptr);
 
   // Both an inclusive and an exclusive bound: the stricter one is kept.
-  const ToolList both = parse_tool_list(one_property(R"({"type":"number","minimum":0,"exclusiveMinimum":0,"maximum":5,"exclusiveMaximum":9})"), kOrigin);
+  const ToolList both = parse_tool_list(
+      one_property(R"({"type":"number","minimum":0,"exclusiveMinimum":0,"maximum":5,"exclusiveMaximum":9})"), kOrigin);
   const Schema& m = both.tools[0].parameters.properties[0];
   CHECK(m.minimum == 0.0);
   CHECK(m.exclusive_minimum);
@@ -200,7 +206,8 @@ TEST_CASE("parse_tool_list: every supported keyword") {
 
 TEST_CASE("parse_tool_list: the OpenAI wrapper, no parameters, an empty list, json_type_name") {
   const ToolList wrapped = parse_tool_list(
-      R"([{"type":"function","function":{"name":"a","parameters":{"type":"object"}}},{"name":"b","description":"é"}])", kOrigin);
+      R"([{"type":"function","function":{"name":"a","parameters":{"type":"object"}}},{"name":"b","description":"é"}])",
+      kOrigin);
   REQUIRE(wrapped.tools.size() == 2);
   CHECK(wrapped.compact_json == R"([{"name":"a","parameters":{"type":"object"}},{"name":"b","description":"é"}])");
   // No "parameters": a tool that takes no arguments.
@@ -222,7 +229,8 @@ TEST_CASE("parse_tool_list: the OpenAI wrapper, no parameters, an empty list, js
 TEST_CASE("parse_tool_list: every refusal names the origin, the tool and the field") {
   CHECK(list_error(R"({"name":"a"})") == "--tools t.json: a tool list must be a JSON list of tools, got object");
   CHECK(list_error("[1]") == "--tools t.json: tool 1: a tool must be a JSON object, got number");
-  CHECK(list_error(R"([{"name":"a"},{"name":"b"},{"name":"a"}])") == "--tools t.json: tool name \"a\" appears more than once");
+  CHECK(list_error(R"([{"name":"a"},{"name":"b"},{"name":"a"}])") ==
+        "--tools t.json: tool name \"a\" appears more than once");
   CHECK(list_error(one_tool(R"({"type":"object","properties":{"town":{"type":"string"}},"required":["city"]})")) ==
         "--tools t.json: tool \"set_timer\": parameters: \"required\" names \"city\", which is not a property");
   CHECK(list_error(one_property(R"({"type":"string","pattern":"^[0-9]+$"})")) ==
@@ -232,13 +240,16 @@ TEST_CASE("parse_tool_list: every refusal names the origin, the tool and the fie
                               "multipleOf", "uniqueItems", "if", "propertyNames", "contains", "prefixItems"}) {
     CAPTURE(keyword);
     const std::string message = list_error(one_property(R"({"type":"string",")" + std::string(keyword) + R"(":1})"));
-    CHECK(message == std::string("--tools t.json: tool \"set_timer\": parameters.properties.minutes: unsupported keyword \"") +
-                         keyword + "\" (the constrained decoder cannot enforce it)");
+    CHECK(message ==
+          std::string("--tools t.json: tool \"set_timer\": parameters.properties.minutes: unsupported keyword \"") +
+              keyword + "\" (the constrained decoder cannot enforce it)");
   }
   CHECK(list_error(one_property(R"({"type":["string","null"]})")) ==
-        "--tools t.json: tool \"set_timer\": parameters.properties.minutes: \"type\" must be one type name (a list of types is "
+        "--tools t.json: tool \"set_timer\": parameters.properties.minutes: \"type\" must be one type name (a list of "
+        "types is "
         "not supported)");
-  CHECK(list_error(std::string("[{\"name\":\"a\"}]\0[]", 17)) == "--tools t.json: NUL byte at offset 14 (not allowed in JSON text)");
+  CHECK(list_error(std::string("[{\"name\":\"a\"}]\0[]", 17)) ==
+        "--tools t.json: NUL byte at offset 14 (not allowed in JSON text)");
   CHECK(list_error(std::string("[{\"name\":\"a\0\"}]", 15)).starts_with("--tools t.json: NUL byte"));
 
   // Each of these: {schema of "minutes" or of parameters, the end of the message}.
@@ -249,20 +260,29 @@ TEST_CASE("parse_tool_list: every refusal names the origin, the tool and the fie
       {R"({"type":"array","items":{"type":"string"},"maxItems":4294967296})",
        "\"maxItems\" must be a non-negative integer below 2^32, got 4294967296"},
       {R"({"type":"string","minLength":5,"maxLength":3})", "\"minLength\" 5 is above \"maxLength\" 3"},
-      {R"({"type":"array","items":{"type":"string"},"minItems":2,"maxItems":1})", "\"minItems\" 2 is above \"maxItems\" 1"},
-      {R"({"type":"integer","minimum":10,"maximum":1})", "no integer lies between the lower bound 10 and the upper bound 1"},
-      {R"({"type":"integer","minimum":1.2,"maximum":1.8})", "no integer lies between the lower bound 1.2 and the upper bound 1.8"},
-      {R"({"type":"number","exclusiveMinimum":1,"maximum":1})", "no number lies between the lower bound 1 and the upper bound 1"},
+      {R"({"type":"array","items":{"type":"string"},"minItems":2,"maxItems":1})",
+       "\"minItems\" 2 is above \"maxItems\" 1"},
+      {R"({"type":"integer","minimum":10,"maximum":1})",
+       "no integer lies between the lower bound 10 and the upper bound 1"},
+      {R"({"type":"integer","minimum":1.2,"maximum":1.8})",
+       "no integer lies between the lower bound 1.2 and the upper bound 1.8"},
+      {R"({"type":"number","exclusiveMinimum":1,"maximum":1})",
+       "no number lies between the lower bound 1 and the upper bound 1"},
       {R"({"type":"number","minimum":"0"})", "\"minimum\" must be a number, got string"},
-      {R"({"type":"number","exclusiveMinimum":true})", "\"exclusiveMinimum\" must be a number (the boolean form of draft 4 is not supported)"},
+      {R"({"type":"number","exclusiveMinimum":true})",
+       "\"exclusiveMinimum\" must be a number (the boolean form of draft 4 is not supported)"},
       {R"({"type":"array"})", "an array schema needs \"items\""},
-      {R"({"type":"array","items":[{"type":"string"}]})", "\"items\" must be one schema (a list of item schemas is not supported)"},
+      {R"({"type":"array","items":[{"type":"string"}]})",
+       "\"items\" must be one schema (a list of item schemas is not supported)"},
       {R"({"type":"object","additionalProperties":{"type":"string"}})",
        "\"additionalProperties\" must be true or false (a schema is not supported)"},
       {R"({"type":"object","properties":[]})", "\"properties\" must be an object"},
-      {R"({"type":"object","properties":{"a":{"type":"string"}},"required":"a"})", "\"required\" must be a list of property names"},
-      {R"({"type":"object","properties":{"a":{"type":"string"}},"required":[1]})", "\"required\" holds 1, not a property name"},
-      {R"({"type":"object","properties":{"a":{"type":"string"}},"required":["a","a"]})", "\"required\" names \"a\" twice"},
+      {R"({"type":"object","properties":{"a":{"type":"string"}},"required":"a"})",
+       "\"required\" must be a list of property names"},
+      {R"({"type":"object","properties":{"a":{"type":"string"}},"required":[1]})",
+       "\"required\" holds 1, not a property name"},
+      {R"({"type":"object","properties":{"a":{"type":"string"}},"required":["a","a"]})",
+       "\"required\" names \"a\" twice"},
       {R"({"type":"string","enum":[]})", "\"enum\" must be a non-empty list of values"},
       {R"({"type":"string","enum":"a"})", "\"enum\" must be a non-empty list of values"},
       {R"({"type":"string","enum":["a",1]})", "enum value 1 is not of type string"},
@@ -275,15 +295,18 @@ TEST_CASE("parse_tool_list: every refusal names the origin, the tool and the fie
       {R"({"type":"integer","minLength":1})", "keyword \"minLength\" does not apply to type integer"},
       {R"({"type":"string","minimum":1})", "keyword \"minimum\" does not apply to type string"},
       {R"({"type":"string","items":{"type":"string"}})", "keyword \"items\" does not apply to type string"},
-      {R"({"type":"array","items":{"type":"string"},"required":[]})", "keyword \"required\" does not apply to type array"},
+      {R"({"type":"array","items":{"type":"string"},"required":[]})",
+       "keyword \"required\" does not apply to type array"},
       {"true", "a schema must be a JSON object, got boolean"},
   };
   for (const auto& [schema, message] : property_cases) {
     CAPTURE(schema);
-    CHECK(list_error(one_property(schema)) == "--tools t.json: tool \"set_timer\": parameters.properties.minutes: " + message);
+    CHECK(list_error(one_property(schema)) ==
+          "--tools t.json: tool \"set_timer\": parameters.properties.minutes: " + message);
   }
   CHECK(list_error(one_property(R"({"type":"array","items":{"type":"string","format":"date"}})")) ==
-        "--tools t.json: tool \"set_timer\": parameters.properties.minutes.items: unsupported keyword \"format\" (the constrained "
+        "--tools t.json: tool \"set_timer\": parameters.properties.minutes.items: unsupported keyword \"format\" (the "
+        "constrained "
         "decoder cannot enforce it)");
   CHECK(list_error(one_tool(R"({"type":"object","properties":{"a b":{"type":"str"}}})")) ==
         "--tools t.json: tool \"set_timer\": parameters.properties[\"a b\"]: unknown type \"str\"");
@@ -293,8 +316,10 @@ TEST_CASE("parse_tool_list: every refusal names the origin, the tool and the fie
       {R"([{"name":""}])", "tool 1: \"name\" must be a non-empty string"},
       {R"([{"name":7}])", "tool 1: \"name\" must be a non-empty string"},
       {R"([{"name":"a","description":7}])", "tool \"a\": \"description\" must be a string"},
-      {R"([{"name":"a","strict":true}])", "tool 1: unknown key \"strict\" (a tool has \"name\", \"description\" and \"parameters\")"},
-      {R"([{"name":"a","parameters":{"type":"string"}}])", "tool \"a\": parameters: must be of type object, not string"},
+      {R"([{"name":"a","strict":true}])",
+       "tool 1: unknown key \"strict\" (a tool has \"name\", \"description\" and \"parameters\")"},
+      {R"([{"name":"a","parameters":{"type":"string"}}])",
+       "tool \"a\": parameters: must be of type object, not string"},
       {R"([{"name":"a","parameters":[]}])", "tool \"a\": parameters: a schema must be a JSON object, got array"},
       {R"([{"type":"tool","function":{"name":"a"}}])", "tool 1: a \"function\" wrapper needs \"type\": \"function\""},
       {R"([{"function":{"name":"a"}}])", "tool 1: a \"function\" wrapper needs \"type\": \"function\""},
@@ -303,8 +328,9 @@ TEST_CASE("parse_tool_list: every refusal names the origin, the tool and the fie
        "tool 1: unknown key \"name\" beside \"function\" (the wrapper is {\"type\":\"function\",\"function\":{...}})"},
       {R"([{"name":"a"},{"type":"function","function":{"name":"a"}}])", "tool name \"a\" appears more than once"},
       {R"([{"name":"a","name":"b"}])", "key \"name\" appears more than once in one object"},
-      {"[{\"name\":\"a\"}", "invalid JSON: parse error at line 1, column 14: syntax error while parsing array - unexpected "
-                             "end of input; expected ']'"},
+      {"[{\"name\":\"a\"}",
+       "invalid JSON: parse error at line 1, column 14: syntax error while parsing array - unexpected "
+       "end of input; expected ']'"},
   };
   for (const auto& [json, message] : tool_cases) {
     CAPTURE(json);
@@ -430,23 +456,29 @@ TEST_CASE("parse_answer: garbled call blocks, several blocks, text around them")
     CHECK(p.call_json[0].violation == Violation::unparseable_json);
     return p.call_json[0].message;
   };
-  CHECK(block_error(R"({"name":"a","arguments":{}})") == "<tool_call> block 1: expected a JSON list of calls, got object");
+  CHECK(block_error(R"({"name":"a","arguments":{}})") ==
+        "<tool_call> block 1: expected a JSON list of calls, got object");
   CHECK(block_error("[]") == "<tool_call> block 1: the list of calls is empty");
   CHECK(block_error(R"([{"name":"a"}])") == "<tool_call> block 1: call 1: \"arguments\" must be a JSON object");
-  CHECK(block_error(R"([{"name":"a","arguments":[]}])") == "<tool_call> block 1: call 1: \"arguments\" must be a JSON object");
+  CHECK(block_error(R"([{"name":"a","arguments":[]}])") ==
+        "<tool_call> block 1: call 1: \"arguments\" must be a JSON object");
   CHECK(block_error(R"([{"name":1,"arguments":{}}])") == "<tool_call> block 1: call 1: \"name\" must be a string");
-  CHECK(block_error(R"([{"name":"a","arguments":{}},7])") == "<tool_call> block 1: call 2: a call must be a JSON object, got number");
+  CHECK(block_error(R"([{"name":"a","arguments":{}},7])") ==
+        "<tool_call> block 1: call 2: a call must be a JSON object, got number");
   CHECK(block_error(R"([{"name":"a","arguments":{},"id":"c1"}])") ==
         "<tool_call> block 1: call 1: unknown key \"id\" (a call has \"name\" and \"arguments\")");
   CHECK(block_error("set_timer(10)").starts_with("<tool_call> block 1: invalid JSON: parse error"));
   CHECK(block_error(R"([{"name":"a","arguments":{"x":1,"x":2}}])") ==
         "<tool_call> block 1: key \"x\" appears more than once in one object");
-  CHECK(block_error(std::string("[{\"name\":\"a\0\",\"arguments\":{}}]", 30)).starts_with("<tool_call> block 1: NUL byte"));
+  CHECK(block_error(std::string("[{\"name\":\"a\0\",\"arguments\":{}}]", 30))
+            .starts_with("<tool_call> block 1: NUL byte"));
   CHECK(block_error(nested("[", "]", 1000)) == "<tool_call> block 1: JSON nested deeper than 64 levels");
 
   // Two blocks, the second garbled; text between and after; a stray </think>.
   const ParsedAnswer two = parse_answer(
-      "<think>a</think>\nFirst.\n<tool_call>[{\"name\":\"x\",\"arguments\":{\"b\":1,\"a\":[2]}},{\"arguments\":{},\"name\":\"y\"}]"
+      "<think>a</"
+      "think>\nFirst.\n<tool_call>[{\"name\":\"x\",\"arguments\":{\"b\":1,\"a\":[2]}},{\"arguments\":{},\"name\":\"y\"}"
+      "]"
       "</tool_call>\nThen.</think>\n<tool_call>[{]</tool_call>\n\n");
   CHECK(two.reasoning == "a");
   CHECK(two.text == "First.\n\nThen.</think>");
@@ -458,11 +490,11 @@ TEST_CASE("parse_answer: garbled call blocks, several blocks, text around them")
   CHECK(two.calls[1].arguments == "{}");
   REQUIRE(two.call_json.size() == 1);
   CHECK(two.call_json[0].message.starts_with("<tool_call> block 2: invalid JSON"));
-  CHECK(two.raw_calls ==
-        "[{\"name\":\"x\",\"arguments\":{\"b\":1,\"a\":[2]}},{\"arguments\":{},\"name\":\"y\"}][{]");
+  CHECK(two.raw_calls == "[{\"name\":\"x\",\"arguments\":{\"b\":1,\"a\":[2]}},{\"arguments\":{},\"name\":\"y\"}][{]");
 
   // An argument quoting the closing marker does not end the block.
-  const ParsedAnswer quoting = parse_answer(R"(<tool_call>[{"name":"say","arguments":{"text":"a </tool_call> \" b"}}]</tool_call>)");
+  const ParsedAnswer quoting =
+      parse_answer(R"(<tool_call>[{"name":"say","arguments":{"text":"a </tool_call> \" b"}}]</tool_call>)");
   REQUIRE(quoting.calls.size() == 1);
   CHECK(quoting.calls[0].arguments == R"({"text":"a </tool_call> \" b"})");
   CHECK(quoting.call_json.empty());
@@ -526,22 +558,28 @@ TEST_CASE("validate_call: every violation, with its path") {
       {"set_volume", R"({"volume":150})", Violation::out_of_range, "arguments.volume: 150 is above maximum 100"},
       {"set_volume", R"({"volume":-1})", Violation::out_of_range, "arguments.volume: -1 is below minimum 0"},
       {"set_volume", R"({"volume":100})", Violation::ok, ""},
-      {"set_volume", R"({"volume":5,"x":1})", Violation::unknown_argument, "arguments.x: not declared (additionalProperties is false)"},
-      {"set_volume", R"({"volume":"x","y":1})", Violation::wrong_type, "arguments.volume: expected integer, got string"},
-      {"set_volume", R"({"y":1})", Violation::unknown_argument, "arguments.y: not declared (additionalProperties is false)"},
-      {"set_volume", R"({"a b":1})", Violation::unknown_argument, "arguments[\"a b\"]: not declared (additionalProperties is false)"},
+      {"set_volume", R"({"volume":5,"x":1})", Violation::unknown_argument,
+       "arguments.x: not declared (additionalProperties is false)"},
+      {"set_volume", R"({"volume":"x","y":1})", Violation::wrong_type,
+       "arguments.volume: expected integer, got string"},
+      {"set_volume", R"({"y":1})", Violation::unknown_argument,
+       "arguments.y: not declared (additionalProperties is false)"},
+      {"set_volume", R"({"a b":1})", Violation::unknown_argument,
+       "arguments[\"a b\"]: not declared (additionalProperties is false)"},
       {"get_weather", "{}", Violation::missing_argument, "arguments: missing required \"city\""},
       {"get_weather", R"({"unit":"celsius"})", Violation::missing_argument, "arguments: missing required \"city\""},
       {"get_weather", R"({"city":"Rome","unit":"kelvin"})", Violation::not_in_enum,
        "arguments.unit: \"kelvin\" is not one of [\"celsius\",\"fahrenheit\"]"},
       {"get_weather", R"({"city":"Rome","unit":"celsius"})", Violation::ok, ""},
-      {"get_weather", R"({"city":""})", Violation::out_of_range, "arguments.city: 0 characters, fewer than minLength 1"},
+      {"get_weather", R"({"city":""})", Violation::out_of_range,
+       "arguments.city: 0 characters, fewer than minLength 1"},
       {"tag", R"({"name":""})", Violation::out_of_range, "arguments.name: 0 characters, fewer than minLength 1"},
       {"tag", R"({"name":"héll"})", Violation::ok, ""},  // 4 code points in 5 bytes
       {"tag", R"({"name":"héllo"})", Violation::out_of_range, "arguments.name: 5 characters, more than maxLength 4"},
       {"tag", R"({"tags":[]})", Violation::out_of_range, "arguments.tags: 0 items, fewer than minItems 1"},
       {"tag", R"({"tags":["a","b","c"]})", Violation::out_of_range, "arguments.tags: 3 items, more than maxItems 2"},
-      {"tag", R"({"tags":["abc","abcd"]})", Violation::out_of_range, "arguments.tags[1]: 4 characters, more than maxLength 3"},
+      {"tag", R"({"tags":["abc","abcd"]})", Violation::out_of_range,
+       "arguments.tags[1]: 4 characters, more than maxLength 3"},
       {"tag", R"({"tags":["a",1]})", Violation::wrong_type, "arguments.tags[1]: expected string, got integer"},
       {"tag", R"({"tags":"a"})", Violation::wrong_type, "arguments.tags: expected array, got string"},
       {"tag", R"({"ratio":0.5})", Violation::ok, ""},
@@ -579,8 +617,8 @@ TEST_CASE("validate_call: every violation, with its path") {
   const std::string message = validate_call(list, {"get_weather", long_unit}).message;
   CHECK(message == "arguments.unit: \"" + std::string(58, 'a') + "... is not one of [\"celsius\",\"fahrenheit\"]");
 
-  const char* names[] = {"ok", "unparseable_json", "unknown_tool", "missing_argument", "unknown_argument",
-                         "wrong_type", "out_of_range", "not_in_enum"};
+  const char* names[] = {"ok",         "unparseable_json", "unknown_tool", "missing_argument", "unknown_argument",
+                         "wrong_type", "out_of_range",     "not_in_enum"};
   for (int v = 0; v < 8; ++v) CHECK(std::string(violation_name(Violation(v))) == names[v]);
 }
 

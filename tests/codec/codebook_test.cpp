@@ -3,10 +3,10 @@
 
 #include <cmath>
 
-#include "cact/codec.h"
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include "cact/codec.h"
 #include "support/test_paths.h"
 
 using namespace cact::codec;

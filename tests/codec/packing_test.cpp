@@ -77,8 +77,8 @@ TEST_CASE("round trip of random indices at every width, whole bytes or a ragged 
 }
 
 TEST_CASE("blob sizes: packed rows then FP16 norms, in padded to the group") {
-  CHECK(blob_bytes(64, 128, 4, 128) == 4224);      // license-tiny k_proj
-  CHECK(blob_bytes(2048, 64, 4, 128) == 135168);   // license-tiny engram tables, in padded to 128
+  CHECK(blob_bytes(64, 128, 4, 128) == 4224);     // license-tiny k_proj
+  CHECK(blob_bytes(2048, 64, 4, 128) == 135168);  // license-tiny engram tables, in padded to 128
   CHECK(blob_bytes(96, 768, 2, 128) == 96 * 192 + 96 * 6 * 2);
   CHECK(blob_bytes(10, 100, 5, 128) == 10 * 32 + 10 * 2);  // ternary: 2 bits per index
   CHECK(blob_bytes(1, 128, 6, 128) == 0);

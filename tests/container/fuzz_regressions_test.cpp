@@ -35,29 +35,19 @@ size_t replay(const std::string& target, const std::function<void(std::span<cons
 
 }  // namespace
 
-TEST_CASE("fuzz regressions: archive") {
-  CHECK(replay("archive", cact::fuzz::archive) >= 1);
-}
+TEST_CASE("fuzz regressions: archive") { CHECK(replay("archive", cact::fuzz::archive) >= 1); }
 
-TEST_CASE("fuzz regressions: archive_layout") {
-  CHECK(replay("archive_layout", cact::fuzz::archive_layout) >= 1);
-}
+TEST_CASE("fuzz regressions: archive_layout") { CHECK(replay("archive_layout", cact::fuzz::archive_layout) >= 1); }
 
-TEST_CASE("fuzz regressions: tokenizer_blob") {
-  CHECK(replay("tokenizer_blob", cact::fuzz::tokenizer_blob) >= 1);
-}
+TEST_CASE("fuzz regressions: tokenizer_blob") { CHECK(replay("tokenizer_blob", cact::fuzz::tokenizer_blob) >= 1); }
 
 TEST_CASE("fuzz regressions: tokenizer_encode") {
   CHECK(replay("tokenizer_encode", cact::fuzz::tokenizer_encode) >= 1);
 }
 
-TEST_CASE("fuzz regressions: slice") {
-  CHECK(replay("slice", cact::fuzz::slice, "archive") >= 1);
-}
+TEST_CASE("fuzz regressions: slice") { CHECK(replay("slice", cact::fuzz::slice, "archive") >= 1); }
 
-TEST_CASE("fuzz regressions: cli_text") {
-  CHECK(replay("cli_text", cact::fuzz::cli_text) >= 1);
-}
+TEST_CASE("fuzz regressions: cli_text") { CHECK(replay("cli_text", cact::fuzz::cli_text) >= 1); }
 
 TEST_CASE("fuzz harness: the malformed table and the pristine archive are handled cleanly") {
   using namespace cact::test::malformed;
@@ -69,12 +59,11 @@ TEST_CASE("fuzz harness: the malformed table and the pristine archive are handle
 }
 
 TEST_CASE("fuzz harness: round trip of the golden tokenizer on hand-picked text") {
-  for (std::string_view s : {"", " ", "a", "  x  ", "\xE2\x96\x81", "\xE2\x96", "caf\xC3\xA9", "\xFF\xFE", "<|im_end|>"}) {
+  for (std::string_view s :
+       {"", " ", "a", "  x  ", "\xE2\x96\x81", "\xE2\x96", "caf\xC3\xA9", "\xFF\xFE", "<|im_end|>"}) {
     CAPTURE(s);
     CHECK_NOTHROW(cact::fuzz::tokenizer_encode({reinterpret_cast<const uint8_t*>(s.data()), s.size()}));
   }
 }
 
-TEST_CASE("fuzz regressions: json_input") {
-  CHECK(replay("json_input", cact::fuzz::json_input) >= 1);
-}
+TEST_CASE("fuzz regressions: json_input") { CHECK(replay("json_input", cact::fuzz::json_input) >= 1); }

@@ -66,7 +66,16 @@ inline constexpr size_t kCodebooksAt = kHeaderBytes;
 inline constexpr size_t kDirectoryAt = kHeaderBytes + 28 * 4;  // 308
 
 // Field offsets inside a 44-byte record.
-enum RecordField : size_t { kDtype = 0, kNdim = 1, kPad = 2, kShape = 4, kOffset = 20, kNbytes = 28, kGroup = 36, kBits = 40 };
+enum RecordField : size_t {
+  kDtype = 0,
+  kNdim = 1,
+  kPad = 2,
+  kShape = 4,
+  kOffset = 20,
+  kNbytes = 28,
+  kGroup = 36,
+  kBits = 40
+};
 inline size_t rec(size_t index, RecordField f) { return kDirectoryAt + index * kRecordBytes + f; }
 
 template <typename T>
@@ -141,19 +150,29 @@ inline std::vector<Case> all_cases() {
     cases.push_back({std::move(name), std::move(b), std::move(expected), prefix});
   };
   auto field = [&](const char* name, uint32_t value, std::string expected) {
-    mutate(std::string("header ") + name + " = " + std::to_string(value), [&](Bytes& b) { put<uint32_t>(b, hdr(name), value); },
-           std::move(expected));
+    mutate(
+        std::string("header ") + name + " = " + std::to_string(value),
+        [&](Bytes& b) { put<uint32_t>(b, hdr(name), value); }, std::move(expected));
   };
 
   // --- Header: tag ---------------------------------------------------------
   const std::string needle2 =
       "header: tag 0x05E12A83 is a Needle 2 archive (120-byte header); this tool reads Needle 3 (0x05E12A84)";
-  mutate("tag Needle 2", [](Bytes& b) { put<uint32_t>(b, 0, kTagNeedle2); }, needle2);
-  mutate("tag Needle 2, 120-byte file", [](Bytes& b) { put<uint32_t>(b, 0, kTagNeedle2); b.resize(kNeedle2HeaderBytes); }, needle2);
-  mutate("tag unknown", [](Bytes& b) { put<uint32_t>(b, 0, 0xDEADBEEF); },
-         "header: tag 0xDEADBEEF is not a .cact archive tag (Needle 3 is 0x05E12A84)");
-  mutate("tag byte-swapped", [](Bytes& b) { put<uint32_t>(b, 0, 0x842AE105); },
-         "header: tag 0x842AE105 is not a .cact archive tag (Needle 3 is 0x05E12A84)");
+  mutate(
+      "tag Needle 2", [](Bytes& b) { put<uint32_t>(b, 0, kTagNeedle2); }, needle2);
+  mutate(
+      "tag Needle 2, 120-byte file",
+      [](Bytes& b) {
+        put<uint32_t>(b, 0, kTagNeedle2);
+        b.resize(kNeedle2HeaderBytes);
+      },
+      needle2);
+  mutate(
+      "tag unknown", [](Bytes& b) { put<uint32_t>(b, 0, 0xDEADBEEF); },
+      "header: tag 0xDEADBEEF is not a .cact archive tag (Needle 3 is 0x05E12A84)");
+  mutate(
+      "tag byte-swapped", [](Bytes& b) { put<uint32_t>(b, 0, 0x842AE105); },
+      "header: tag 0x842AE105 is not a .cact archive tag (Needle 3 is 0x05E12A84)");
 
   // --- Header: counts and geometry -----------------------------------------
   field("codebook_len", 16, "header: codebook_len 16 must be 28 for Needle 3");
@@ -188,12 +207,17 @@ inline std::vector<Case> all_cases() {
   field("qkv_conv_taps", 17, "header: qkv_conv_taps 17 is outside 0..16");
   field("global_mask_lo", 1u << 4, "header: global_mask sets layers at or past num_layers 4");
   field("global_mask_hi", 1, "header: global_mask sets layers at or past num_layers 4");
-  mutate("header rope_theta = NaN", [](Bytes& b) { put<float>(b, hdr("rope_theta"), std::numeric_limits<float>::quiet_NaN()); },
-         "header: rope_theta nan must be finite and > 1");
-  mutate("header rope_theta = inf", [](Bytes& b) { put<float>(b, hdr("rope_theta"), std::numeric_limits<float>::infinity()); },
-         "header: rope_theta inf must be finite and > 1");
-  mutate("header rope_theta = 0.5", [](Bytes& b) { put<float>(b, hdr("rope_theta"), 0.5f); },
-         "header: rope_theta 0.500000 must be finite and > 1");
+  mutate(
+      "header rope_theta = NaN",
+      [](Bytes& b) { put<float>(b, hdr("rope_theta"), std::numeric_limits<float>::quiet_NaN()); },
+      "header: rope_theta nan must be finite and > 1");
+  mutate(
+      "header rope_theta = inf",
+      [](Bytes& b) { put<float>(b, hdr("rope_theta"), std::numeric_limits<float>::infinity()); },
+      "header: rope_theta inf must be finite and > 1");
+  mutate(
+      "header rope_theta = 0.5", [](Bytes& b) { put<float>(b, hdr("rope_theta"), 0.5f); },
+      "header: rope_theta 0.500000 must be finite and > 1");
   // Engram geometry (the tiny model: sites 0 and 2, orders 2 and 3, 2 tables x 64, 1024 slots).
   field("num_engram_sites", 17, "header: num_engram_sites 17 is outside 0..16");
   field("engram_sites[0]", 2, "header: engram_sites[1] 2 is not above engram_sites[0] 2 (sites must be ascending)");
@@ -213,134 +237,199 @@ inline std::vector<Case> all_cases() {
   field("engram_conv_dilation", 0, "header: engram_conv_dilation 0 is outside 1..16");
   field("engram_seed_heads", 1u << 20, "header: engram_seed_heads 1048576 is outside 0..65536");
   // A geometry whose engram table rows (tables x slots) overflow 32 bits.
-  mutate("header engram tables x slots overflow",
-         [](Bytes& b) {
-           put<uint32_t>(b, hdr("d_model"), 512);
-           put<uint32_t>(b, hdr("hada_n"), 512);
-           put<uint32_t>(b, hdr("num_engram_tables"), 512);
-           put<uint32_t>(b, hdr("engram_sub_dim"), 1);
-           put<uint32_t>(b, hdr("engram_slots"), 1u << 24);
-         },
-         "header: num_engram_tables x engram_slots (512 x 16777216) exceeds 4294967295 table rows");
+  mutate(
+      "header engram tables x slots overflow",
+      [](Bytes& b) {
+        put<uint32_t>(b, hdr("d_model"), 512);
+        put<uint32_t>(b, hdr("hada_n"), 512);
+        put<uint32_t>(b, hdr("num_engram_tables"), 512);
+        put<uint32_t>(b, hdr("engram_sub_dim"), 1);
+        put<uint32_t>(b, hdr("engram_slots"), 1u << 24);
+      },
+      "header: num_engram_tables x engram_slots (512 x 16777216) exceeds 4294967295 table rows");
 
   // --- Codebooks -----------------------------------------------------------
-  mutate("codebook entry 1 NaN", [](Bytes& b) { put<float>(b, kCodebooksAt + 4, std::numeric_limits<float>::quiet_NaN()); },
-         "codebooks: entry 1 is not finite");
-  mutate("codebook entry 27 -inf", [](Bytes& b) { put<float>(b, kCodebooksAt + 27 * 4, -std::numeric_limits<float>::infinity()); },
-         "codebooks: entry 27 is not finite");
-  mutate("codebook 2-bit not ascending",
-         [](Bytes& b) {
-           const float a = get<float>(b, kCodebooksAt + 2 * 4), c = get<float>(b, kCodebooksAt + 3 * 4);
-           put<float>(b, kCodebooksAt + 2 * 4, c);
-           put<float>(b, kCodebooksAt + 3 * 4, a);
-         },
-         "codebooks: entry 3 (0.040020) is not above the one before it in the 2-bit codebook");
-  mutate("codebook 4-bit repeated entry",
-         [](Bytes& b) { put<float>(b, kCodebooksAt + 20 * 4, get<float>(b, kCodebooksAt + 19 * 4)); },
-         "codebooks: entry 20 (-0.011349) is not above the one before it in the 4-bit codebook");
+  mutate(
+      "codebook entry 1 NaN",
+      [](Bytes& b) { put<float>(b, kCodebooksAt + 4, std::numeric_limits<float>::quiet_NaN()); },
+      "codebooks: entry 1 is not finite");
+  mutate(
+      "codebook entry 27 -inf",
+      [](Bytes& b) { put<float>(b, kCodebooksAt + 27 * 4, -std::numeric_limits<float>::infinity()); },
+      "codebooks: entry 27 is not finite");
+  mutate(
+      "codebook 2-bit not ascending",
+      [](Bytes& b) {
+        const float a = get<float>(b, kCodebooksAt + 2 * 4), c = get<float>(b, kCodebooksAt + 3 * 4);
+        put<float>(b, kCodebooksAt + 2 * 4, c);
+        put<float>(b, kCodebooksAt + 3 * 4, a);
+      },
+      "codebooks: entry 3 (0.040020) is not above the one before it in the 2-bit codebook");
+  mutate(
+      "codebook 4-bit repeated entry",
+      [](Bytes& b) { put<float>(b, kCodebooksAt + 20 * 4, get<float>(b, kCodebooksAt + 19 * 4)); },
+      "codebooks: entry 20 (-0.011349) is not above the one before it in the 4-bit codebook");
 
   // --- Records: fields -----------------------------------------------------
   // Record 1 is layer00.norm_in (FP16 [128]), record 2 layer00.q_proj (CQ4 [128, 128]).
-  mutate("record dtype 9", [](Bytes& b) { put<uint8_t>(b, rec(1, kDtype), 9); },
-         who(1) + ": dtype 9 is unknown (1 FP16, 2 FP32, 3 CQ, 4 RAW)");
-  mutate("record dtype 0", [](Bytes& b) { put<uint8_t>(b, rec(1, kDtype), 0); },
-         who(1) + ": dtype 0 is unknown (1 FP16, 2 FP32, 3 CQ, 4 RAW)");
-  mutate("record pad 1", [](Bytes& b) { put<uint16_t>(b, rec(1, kPad), 1); }, who(1) + ": pad 1 must be 0");
-  mutate("record ndim 5", [](Bytes& b) { put<uint8_t>(b, rec(1, kNdim), 5); }, who(1) + ": ndim 5 exceeds 4");
-  mutate("record ndim 255", [](Bytes& b) { put<uint8_t>(b, rec(2, kNdim), 255); }, who(2) + ": ndim 255 exceeds 4");
-  mutate("record unused shape entry", [](Bytes& b) { put<uint32_t>(b, rec(1, kShape) + 8, 7); },
-         who(1) + ": shape[2] 7 is unused and must be 0");
-  mutate("record zero dimension", [](Bytes& b) { put<uint32_t>(b, rec(1, kShape), 0); }, who(1) + ": shape[0] is 0");
-  mutate("record CQ zero dimension", [](Bytes& b) { put<uint32_t>(b, rec(2, kShape) + 4, 0); }, who(2) + ": shape[1] is 0");
-  mutate("record FP16 with group", [](Bytes& b) { put<uint32_t>(b, rec(1, kGroup), 128); }, who(1) + ": group/bits must be 0 for FP16");
-  mutate("record RAW with ndim 1", [](Bytes& b) { put<uint8_t>(b, rec(129, kNdim), 1); put<uint32_t>(b, rec(129, kShape), 12369); },
-         who(129) + ": RAW tensor must have ndim 0");
-  mutate("record CQ ndim 3", [](Bytes& b) { put<uint8_t>(b, rec(2, kNdim), 3); put<uint32_t>(b, rec(2, kShape) + 8, 1); },
-         who(2) + ": CQ tensor must have ndim 2, has 3");
-  mutate("record CQ bits 6", [](Bytes& b) { put<uint32_t>(b, rec(2, kBits), 6); },
-         who(2) + ": CQ bits 6 is not a supported width (1, 2, 3, 4, 5 = ternary)");
-  mutate("record CQ bits 0", [](Bytes& b) { put<uint32_t>(b, rec(2, kBits), 0); },
-         who(2) + ": CQ bits 0 is not a supported width (1, 2, 3, 4, 5 = ternary)");
-  mutate("record CQ group 0", [](Bytes& b) { put<uint32_t>(b, rec(2, kGroup), 0); },
-         who(2) + ": CQ group 0 is not supported (a power of two, 8..4096)");
-  mutate("record CQ group 24 (not a power of two)", [](Bytes& b) { put<uint32_t>(b, rec(2, kGroup), 24); },
-         who(2) + ": CQ group 24 is not supported (a power of two, 8..4096)");
-  mutate("record CQ group 8192", [](Bytes& b) { put<uint32_t>(b, rec(2, kGroup), 8192); },
-         who(2) + ": CQ group 8192 is not supported (a power of two, 8..4096)");
-  mutate("record CQ width changed, size kept", [](Bytes& b) { put<uint32_t>(b, rec(2, kBits), 2); },
-         who(2) + ": nbytes 8448, expected 4352 for CQ2 [128, 128]");
-  mutate("record nbytes too big", [](Bytes& b) { put<uint64_t>(b, rec(1, kNbytes), 258); },
-         who(1) + ": nbytes 258, expected 256 for FP16 [128]");
-  mutate("record nbytes too small", [](Bytes& b) { put<uint64_t>(b, rec(1, kNbytes), 254); },
-         who(1) + ": nbytes 254, expected 256 for FP16 [128]");
-  mutate("record nbytes huge", [](Bytes& b) { put<uint64_t>(b, rec(1, kNbytes), ~uint64_t(0)); },
-         who(1) + ": nbytes 18446744073709551615, expected 256 for FP16 [128]");
-  mutate("record shape vs canon", [](Bytes& b) {
-           put<uint8_t>(b, rec(1, kNdim), 2);
-           put<uint32_t>(b, rec(1, kShape), 2);
-           put<uint32_t>(b, rec(1, kShape) + 4, 64);
-         },
-         who(1) + ": shape [2, 64], expected [128]");
-  mutate("record CQ shape vs canon", [](Bytes& b) {
-           put<uint32_t>(b, rec(3, kShape), 32);  // k_proj [64, 128] -> [32, 256]: same CQ4 size
-           put<uint32_t>(b, rec(3, kShape) + 4, 256);
-         },
-         who(3) + ": shape [32, 256], expected [64, 128]");
-  mutate("record dtype vs canon", [](Bytes& b) {
-           put<uint8_t>(b, rec(1, kDtype), uint8_t(Dtype::FP32));
-           put<uint32_t>(b, rec(1, kShape), 64);
-         },
-         who(1) + ": dtype FP32, expected FP16");
-  mutate("record tokenizer not RAW", [](Bytes& b) {
-           put<uint8_t>(b, rec(127, kDtype), uint8_t(Dtype::RAW));  // engram1.taps FP16 [4, 128] -> RAW
-           put<uint8_t>(b, rec(127, kNdim), 0);
-           put<uint64_t>(b, rec(127, kShape), 0);
-         },
-         who(127) + ": dtype RAW, expected FP16");
+  mutate(
+      "record dtype 9", [](Bytes& b) { put<uint8_t>(b, rec(1, kDtype), 9); },
+      who(1) + ": dtype 9 is unknown (1 FP16, 2 FP32, 3 CQ, 4 RAW)");
+  mutate(
+      "record dtype 0", [](Bytes& b) { put<uint8_t>(b, rec(1, kDtype), 0); },
+      who(1) + ": dtype 0 is unknown (1 FP16, 2 FP32, 3 CQ, 4 RAW)");
+  mutate(
+      "record pad 1", [](Bytes& b) { put<uint16_t>(b, rec(1, kPad), 1); }, who(1) + ": pad 1 must be 0");
+  mutate(
+      "record ndim 5", [](Bytes& b) { put<uint8_t>(b, rec(1, kNdim), 5); }, who(1) + ": ndim 5 exceeds 4");
+  mutate(
+      "record ndim 255", [](Bytes& b) { put<uint8_t>(b, rec(2, kNdim), 255); }, who(2) + ": ndim 255 exceeds 4");
+  mutate(
+      "record unused shape entry", [](Bytes& b) { put<uint32_t>(b, rec(1, kShape) + 8, 7); },
+      who(1) + ": shape[2] 7 is unused and must be 0");
+  mutate(
+      "record zero dimension", [](Bytes& b) { put<uint32_t>(b, rec(1, kShape), 0); }, who(1) + ": shape[0] is 0");
+  mutate(
+      "record CQ zero dimension", [](Bytes& b) { put<uint32_t>(b, rec(2, kShape) + 4, 0); },
+      who(2) + ": shape[1] is 0");
+  mutate(
+      "record FP16 with group", [](Bytes& b) { put<uint32_t>(b, rec(1, kGroup), 128); },
+      who(1) + ": group/bits must be 0 for FP16");
+  mutate(
+      "record RAW with ndim 1",
+      [](Bytes& b) {
+        put<uint8_t>(b, rec(129, kNdim), 1);
+        put<uint32_t>(b, rec(129, kShape), 12369);
+      },
+      who(129) + ": RAW tensor must have ndim 0");
+  mutate(
+      "record CQ ndim 3",
+      [](Bytes& b) {
+        put<uint8_t>(b, rec(2, kNdim), 3);
+        put<uint32_t>(b, rec(2, kShape) + 8, 1);
+      },
+      who(2) + ": CQ tensor must have ndim 2, has 3");
+  mutate(
+      "record CQ bits 6", [](Bytes& b) { put<uint32_t>(b, rec(2, kBits), 6); },
+      who(2) + ": CQ bits 6 is not a supported width (1, 2, 3, 4, 5 = ternary)");
+  mutate(
+      "record CQ bits 0", [](Bytes& b) { put<uint32_t>(b, rec(2, kBits), 0); },
+      who(2) + ": CQ bits 0 is not a supported width (1, 2, 3, 4, 5 = ternary)");
+  mutate(
+      "record CQ group 0", [](Bytes& b) { put<uint32_t>(b, rec(2, kGroup), 0); },
+      who(2) + ": CQ group 0 is not supported (a power of two, 8..4096)");
+  mutate(
+      "record CQ group 24 (not a power of two)", [](Bytes& b) { put<uint32_t>(b, rec(2, kGroup), 24); },
+      who(2) + ": CQ group 24 is not supported (a power of two, 8..4096)");
+  mutate(
+      "record CQ group 8192", [](Bytes& b) { put<uint32_t>(b, rec(2, kGroup), 8192); },
+      who(2) + ": CQ group 8192 is not supported (a power of two, 8..4096)");
+  mutate(
+      "record CQ width changed, size kept", [](Bytes& b) { put<uint32_t>(b, rec(2, kBits), 2); },
+      who(2) + ": nbytes 8448, expected 4352 for CQ2 [128, 128]");
+  mutate(
+      "record nbytes too big", [](Bytes& b) { put<uint64_t>(b, rec(1, kNbytes), 258); },
+      who(1) + ": nbytes 258, expected 256 for FP16 [128]");
+  mutate(
+      "record nbytes too small", [](Bytes& b) { put<uint64_t>(b, rec(1, kNbytes), 254); },
+      who(1) + ": nbytes 254, expected 256 for FP16 [128]");
+  mutate(
+      "record nbytes huge", [](Bytes& b) { put<uint64_t>(b, rec(1, kNbytes), ~uint64_t(0)); },
+      who(1) + ": nbytes 18446744073709551615, expected 256 for FP16 [128]");
+  mutate(
+      "record shape vs canon",
+      [](Bytes& b) {
+        put<uint8_t>(b, rec(1, kNdim), 2);
+        put<uint32_t>(b, rec(1, kShape), 2);
+        put<uint32_t>(b, rec(1, kShape) + 4, 64);
+      },
+      who(1) + ": shape [2, 64], expected [128]");
+  mutate(
+      "record CQ shape vs canon",
+      [](Bytes& b) {
+        put<uint32_t>(b, rec(3, kShape), 32);  // k_proj [64, 128] -> [32, 256]: same CQ4 size
+        put<uint32_t>(b, rec(3, kShape) + 4, 256);
+      },
+      who(3) + ": shape [32, 256], expected [64, 128]");
+  mutate(
+      "record dtype vs canon",
+      [](Bytes& b) {
+        put<uint8_t>(b, rec(1, kDtype), uint8_t(Dtype::FP32));
+        put<uint32_t>(b, rec(1, kShape), 64);
+      },
+      who(1) + ": dtype FP32, expected FP16");
+  mutate(
+      "record tokenizer not RAW",
+      [](Bytes& b) {
+        put<uint8_t>(b, rec(127, kDtype), uint8_t(Dtype::RAW));  // engram1.taps FP16 [4, 128] -> RAW
+        put<uint8_t>(b, rec(127, kNdim), 0);
+        put<uint64_t>(b, rec(127, kShape), 0);
+      },
+      who(127) + ": dtype RAW, expected FP16");
 
   // --- Records: placement --------------------------------------------------
   const uint64_t off1 = m.record(1).offset, off2 = m.record(2).offset;
-  mutate("record offset misaligned", [&](Bytes& b) { put<uint64_t>(b, rec(1, kOffset), off1 + 4); },
-         who(1) + ": offset " + std::to_string(off1 + 4) + " is not a multiple of 64");
-  mutate("record offset inside the directory", [](Bytes& b) { put<uint64_t>(b, rec(0, kOffset), 64); },
-         who(0) + ": offset 64 lies inside the header/directory (ends at 6028)");
-  mutate("record offset 0", [](Bytes& b) { put<uint64_t>(b, rec(5, kOffset), 0); },
-         who(5) + ": offset 0 lies inside the header/directory (ends at 6028)");
-  mutate("record overlap", [&](Bytes& b) { put<uint64_t>(b, rec(2, kOffset), off1); },
-         who(2) + ": offset " + std::to_string(off1) + ", expected " + std::to_string(off2) + " (overlaps the previous blob)");
-  mutate("record gap", [&](Bytes& b) { put<uint64_t>(b, rec(1, kOffset), off1 + 64); },
-         who(1) + ": offset " + std::to_string(off1 + 64) + ", expected " + std::to_string(off1) + " (gap after the previous blob)");
-  mutate("record offset past end", [&](Bytes& b) { put<uint64_t>(b, rec(129, kOffset), 1u << 30); },
-         who(129) + ": offset 1073741824, expected 581248 (gap after the previous blob)");
+  mutate(
+      "record offset misaligned", [&](Bytes& b) { put<uint64_t>(b, rec(1, kOffset), off1 + 4); },
+      who(1) + ": offset " + std::to_string(off1 + 4) + " is not a multiple of 64");
+  mutate(
+      "record offset inside the directory", [](Bytes& b) { put<uint64_t>(b, rec(0, kOffset), 64); },
+      who(0) + ": offset 64 lies inside the header/directory (ends at 6028)");
+  mutate(
+      "record offset 0", [](Bytes& b) { put<uint64_t>(b, rec(5, kOffset), 0); },
+      who(5) + ": offset 0 lies inside the header/directory (ends at 6028)");
+  mutate(
+      "record overlap", [&](Bytes& b) { put<uint64_t>(b, rec(2, kOffset), off1); },
+      who(2) + ": offset " + std::to_string(off1) + ", expected " + std::to_string(off2) +
+          " (overlaps the previous blob)");
+  mutate(
+      "record gap", [&](Bytes& b) { put<uint64_t>(b, rec(1, kOffset), off1 + 64); },
+      who(1) + ": offset " + std::to_string(off1 + 64) + ", expected " + std::to_string(off1) +
+          " (gap after the previous blob)");
+  mutate(
+      "record offset past end", [&](Bytes& b) { put<uint64_t>(b, rec(129, kOffset), 1u << 30); },
+      who(129) + ": offset 1073741824, expected 581248 (gap after the previous blob)");
   const uint64_t tok_off = m.record(129).offset;
-  mutate("record offset + nbytes wraps u64", [&](Bytes& b) { put<uint64_t>(b, rec(129, kNbytes), ~uint64_t(0) - tok_off + 100); },
-         who(129) + ": blob [581248, +" + std::to_string(~uint64_t(0) - tok_off + 100) +
-             ") runs past the end of the file (593617 bytes)");
-  mutate("record offset near 2^64", [&](Bytes& b) {
-           put<uint64_t>(b, rec(129, kOffset), ~uint64_t(63));
-           put<uint64_t>(b, rec(129, kNbytes), 128);
-         },
-         who(129) + ": offset 18446744073709551552, expected 581248 (gap after the previous blob)");
+  mutate(
+      "record offset + nbytes wraps u64",
+      [&](Bytes& b) { put<uint64_t>(b, rec(129, kNbytes), ~uint64_t(0) - tok_off + 100); },
+      who(129) + ": blob [581248, +" + std::to_string(~uint64_t(0) - tok_off + 100) +
+          ") runs past the end of the file (593617 bytes)");
+  mutate(
+      "record offset near 2^64",
+      [&](Bytes& b) {
+        put<uint64_t>(b, rec(129, kOffset), ~uint64_t(63));
+        put<uint64_t>(b, rec(129, kNbytes), 128);
+      },
+      who(129) + ": offset 18446744073709551552, expected 581248 (gap after the previous blob)");
   // Layer00.attn_gate (record 13, 2 bytes) is followed by 62 bytes of padding.
   const uint64_t pad_at = m.record(13).offset + 2 + 17;
-  mutate("padding byte not zero", [&](Bytes& b) { b[pad_at] = 0x5A; },
-         who(14) + ": padding byte at " + std::to_string(pad_at) + " before the blob is not zero");
-  mutate("directory padding not zero", [](Bytes& b) { b[6040] = 1; }, who(0) + ": padding byte at 6040 before the blob is not zero");
-  mutate("trailing garbage", [](Bytes& b) { b.insert(b.end(), 100, 0xAB); },
-         "file: 100 unexpected bytes after the last blob (ends at 593617)");
-  mutate("trailing 64 zero bytes", [](Bytes& b) { b.insert(b.end(), 64, 0); },
-         "file: 64 unexpected bytes after the last blob (ends at 593617)");
+  mutate(
+      "padding byte not zero", [&](Bytes& b) { b[pad_at] = 0x5A; },
+      who(14) + ": padding byte at " + std::to_string(pad_at) + " before the blob is not zero");
+  mutate(
+      "directory padding not zero", [](Bytes& b) { b[6040] = 1; },
+      who(0) + ": padding byte at 6040 before the blob is not zero");
+  mutate(
+      "trailing garbage", [](Bytes& b) { b.insert(b.end(), 100, 0xAB); },
+      "file: 100 unexpected bytes after the last blob (ends at 593617)");
+  mutate(
+      "trailing 64 zero bytes", [](Bytes& b) { b.insert(b.end(), 64, 0); },
+      "file: 64 unexpected bytes after the last blob (ends at 593617)");
 
   // --- Truncation at every region boundary ---------------------------------
   auto truncated = [&](uint64_t size, std::string expected, bool prefix = false) {
-    mutate("truncated to " + std::to_string(size) + " bytes", [&](Bytes& b) { b.resize(size); }, std::move(expected), prefix);
+    mutate(
+        "truncated to " + std::to_string(size) + " bytes", [&](Bytes& b) { b.resize(size); }, std::move(expected),
+        prefix);
   };
   truncated(0, "file: 0 bytes, shorter than the 196-byte header");
   truncated(3, "file: 3 bytes, shorter than the 196-byte header");
   truncated(100, "file: 100 bytes, shorter than the 196-byte header");
   truncated(195, "file: 195 bytes, shorter than the 196-byte header");
   for (uint64_t size : {uint64_t(196), uint64_t(250), uint64_t(308), uint64_t(4000), uint64_t(6027)}) {
-    truncated(size, "file: " + std::to_string(size) + " bytes, but header, codebooks and 130 directory records need 6028");
+    truncated(size,
+              "file: " + std::to_string(size) + " bytes, but header, codebooks and 130 directory records need 6028");
   }
   // A cut file is one problem, whichever blob the cut falls in (check_archive.cpp).
   auto past_end = [&](size_t, uint64_t size) {
@@ -349,51 +438,71 @@ inline std::vector<Case> all_cases() {
   truncated(6028, past_end(0, 6028));
   for (size_t i = 0; i < m.records().size(); ++i) {
     const Record& r = m.record(i);
-    truncated(r.offset, past_end(i, r.offset));                    // blob start
+    truncated(r.offset, past_end(i, r.offset));                                                  // blob start
     if (r.nbytes > 1) truncated(r.offset + r.nbytes / 2, past_end(i, r.offset + r.nbytes / 2));  // mid-blob
     if (i > 0 && m.record(i - 1).offset + m.record(i - 1).nbytes < r.offset) {
-      truncated(m.record(i - 1).offset + m.record(i - 1).nbytes + 1, past_end(i, m.record(i - 1).offset + m.record(i - 1).nbytes + 1));  // in padding
+      truncated(m.record(i - 1).offset + m.record(i - 1).nbytes + 1,
+                past_end(i, m.record(i - 1).offset + m.record(i - 1).nbytes + 1));  // in padding
     }
   }
   truncated(file_size - 1, past_end(129, file_size - 1));  // the last byte
 
   // --- Tokenizer blob lying about sizes ------------------------------------
   const std::string tok = who(129) + ": tokenizer blob: ";
-  mutate("tokenizer n_pieces 2^32-1", [&](Bytes& b) { put<uint32_t>(b, tok_off, 0xFFFFFFFF); },
-         tok + "n_pieces 4294967295 needs at least 30064771089 bytes but the blob has 12369");
-  mutate("tokenizer n_pieces 0", [&](Bytes& b) { put<uint32_t>(b, tok_off, 0); },
-         tok + "n_pieces 0: a tokenizer needs at least one piece");
-  mutate("tokenizer n_pieces one too many", [&](Bytes& b) { put<uint32_t>(b, tok_off, 1025); },
-         tok + "piece 1024 record at offset 12369 runs past the end of the blob (12369 bytes)");
-  mutate("tokenizer n_pieces too few", [&](Bytes& b) { put<uint32_t>(b, tok_off, 1000); },
-         tok, /*prefix=*/true);
-  mutate("tokenizer surface_len past end", [&](Bytes& b) { put<uint16_t>(b, tok_off + 24 + 5, 0xFFFF); },
-         tok + "piece 0 surface_len 65535 runs past the end of the blob (12369 bytes)");
-  mutate("tokenizer special id >= n_pieces", [&](Bytes& b) { put<uint32_t>(b, tok_off + 16, 5000); },
-         tok + "unk_id 5000 is not below n_pieces 1024");
-  mutate("tokenizer eos id huge", [&](Bytes& b) { put<uint32_t>(b, tok_off + 8, 0xFFFFFFFF); },
-         tok + "eos_id 4294967295 is not below n_pieces 1024");
-  mutate("tokenizer piece type 7", [&](Bytes& b) { put<uint8_t>(b, tok_off + 24 + 4, 7); }, tok + "piece 0 has type 7 (known: 0-4)");
-  mutate("tokenizer header pad", [&](Bytes& b) { put<uint16_t>(b, tok_off + 22, 9); }, tok + "header pad is 9, not 0");
-  mutate("tokenizer add_dummy_prefix 2", [&](Bytes& b) { put<uint8_t>(b, tok_off + 20, 2); }, tok + "add_dummy_prefix is 2, not 0 or 1");
-  cases.push_back({"tokenizer blob empty", raw_tokenizer_archive({}), tok + "0 bytes is shorter than the 24-byte header"});
-  cases.push_back({"tokenizer more pieces than vocab",
-                   tokenizer_archive([](TokenizerModel& t) { t.pieces.push_back({"zz-extra-piece", -100.0f, PieceType::Normal}); }),
+  mutate(
+      "tokenizer n_pieces 2^32-1", [&](Bytes& b) { put<uint32_t>(b, tok_off, 0xFFFFFFFF); },
+      tok + "n_pieces 4294967295 needs at least 30064771089 bytes but the blob has 12369");
+  mutate(
+      "tokenizer n_pieces 0", [&](Bytes& b) { put<uint32_t>(b, tok_off, 0); },
+      tok + "n_pieces 0: a tokenizer needs at least one piece");
+  mutate(
+      "tokenizer n_pieces one too many", [&](Bytes& b) { put<uint32_t>(b, tok_off, 1025); },
+      tok + "piece 1024 record at offset 12369 runs past the end of the blob (12369 bytes)");
+  mutate(
+      "tokenizer n_pieces too few", [&](Bytes& b) { put<uint32_t>(b, tok_off, 1000); }, tok, /*prefix=*/true);
+  mutate(
+      "tokenizer surface_len past end", [&](Bytes& b) { put<uint16_t>(b, tok_off + 24 + 5, 0xFFFF); },
+      tok + "piece 0 surface_len 65535 runs past the end of the blob (12369 bytes)");
+  mutate(
+      "tokenizer special id >= n_pieces", [&](Bytes& b) { put<uint32_t>(b, tok_off + 16, 5000); },
+      tok + "unk_id 5000 is not below n_pieces 1024");
+  mutate(
+      "tokenizer eos id huge", [&](Bytes& b) { put<uint32_t>(b, tok_off + 8, 0xFFFFFFFF); },
+      tok + "eos_id 4294967295 is not below n_pieces 1024");
+  mutate(
+      "tokenizer piece type 7", [&](Bytes& b) { put<uint8_t>(b, tok_off + 24 + 4, 7); },
+      tok + "piece 0 has type 7 (known: 0-4)");
+  mutate(
+      "tokenizer header pad", [&](Bytes& b) { put<uint16_t>(b, tok_off + 22, 9); }, tok + "header pad is 9, not 0");
+  mutate(
+      "tokenizer add_dummy_prefix 2", [&](Bytes& b) { put<uint8_t>(b, tok_off + 20, 2); },
+      tok + "add_dummy_prefix is 2, not 0 or 1");
+  cases.push_back(
+      {"tokenizer blob empty", raw_tokenizer_archive({}), tok + "0 bytes is shorter than the 24-byte header"});
+  cases.push_back({"tokenizer more pieces than vocab", tokenizer_archive([](TokenizerModel& t) {
+                     t.pieces.push_back({"zz-extra-piece", -100.0f, PieceType::Normal});
+                   }),
                    who(129) + ": tokenizer has 1025 pieces, more than vocab 1024"});
 
   // --- Content: ternary crumbs ---------------------------------------------
-  cases.push_back({"ternary blob with crumb 2", ternary_archive(true), who(2) + ": ternary blob holds the invalid crumb 2"});
+  cases.push_back(
+      {"ternary blob with crumb 2", ternary_archive(true), who(2) + ": ternary blob holds the invalid crumb 2"});
 
   // --- Content: the Hadamard permutations (record 118 hada_p1, 119 hada_p2, FP32 [128]) ----
   const uint64_t p1 = m.record(118).offset, p2 = m.record(119).offset;
-  mutate("hada_p1 entry out of range", [&](Bytes& b) { put<float>(b, p1 + 3 * 4, 128.0f); },
-         who(118) + ": entry 3 (128) is not an integer in 0..127: not a permutation of 0..127");
-  mutate("hada_p1 entry not an integer", [&](Bytes& b) { put<float>(b, p1, 2.5f); },
-         who(118) + ": entry 0 (2.5) is not an integer in 0..127: not a permutation of 0..127");
-  mutate("hada_p2 entry NaN", [&](Bytes& b) { put<float>(b, p2 + 7 * 4, std::numeric_limits<float>::quiet_NaN()); },
-         who(119) + ": entry 7 (nan) is not an integer in 0..127: not a permutation of 0..127");
-  mutate("hada_p2 entry repeated", [&](Bytes& b) { put<float>(b, p2 + 4, get<float>(b, p2)); },
-         who(119) + ": entry 1 (" + std::to_string(int(get<float>(base, p2))) + ") repeats an earlier entry: not a permutation of 0..127");
+  mutate(
+      "hada_p1 entry out of range", [&](Bytes& b) { put<float>(b, p1 + 3 * 4, 128.0f); },
+      who(118) + ": entry 3 (128) is not an integer in 0..127: not a permutation of 0..127");
+  mutate(
+      "hada_p1 entry not an integer", [&](Bytes& b) { put<float>(b, p1, 2.5f); },
+      who(118) + ": entry 0 (2.5) is not an integer in 0..127: not a permutation of 0..127");
+  mutate(
+      "hada_p2 entry NaN", [&](Bytes& b) { put<float>(b, p2 + 7 * 4, std::numeric_limits<float>::quiet_NaN()); },
+      who(119) + ": entry 7 (nan) is not an integer in 0..127: not a permutation of 0..127");
+  mutate(
+      "hada_p2 entry repeated", [&](Bytes& b) { put<float>(b, p2 + 4, get<float>(b, p2)); },
+      who(119) + ": entry 1 (" + std::to_string(int(get<float>(base, p2))) +
+          ") repeats an earlier entry: not a permutation of 0..127");
 
   // --- Not an archive at all -----------------------------------------------
   {
@@ -403,14 +512,19 @@ inline std::vector<Case> all_cases() {
     std::memcpy(&tag, text.data(), 4);
     char hex[16];
     std::snprintf(hex, sizeof hex, "0x%08X", tag);
-    cases.push_back({"a text file", text, std::string("header: tag ") + hex + " is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
-    cases.push_back({"a short text file", Bytes{'h', 'e', 'l', 'l', 'o', '\n'}, "file: 6 bytes, shorter than the 196-byte header"});
-    cases.push_back({"all zeros", Bytes(4096, 0), "header: tag 0x00000000 is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
-    cases.push_back({"all 0xFF", Bytes(4096, 0xFF), "header: tag 0xFFFFFFFF is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
+    cases.push_back({"a text file", text,
+                     std::string("header: tag ") + hex + " is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
+    cases.push_back(
+        {"a short text file", Bytes{'h', 'e', 'l', 'l', 'o', '\n'}, "file: 6 bytes, shorter than the 196-byte header"});
+    cases.push_back(
+        {"all zeros", Bytes(4096, 0), "header: tag 0x00000000 is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
+    cases.push_back(
+        {"all 0xFF", Bytes(4096, 0xFF), "header: tag 0xFFFFFFFF is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
     Bytes tokmodel = read_bytes(models_dir() / "tok.model");
     std::memcpy(&tag, tokmodel.data(), 4);
     std::snprintf(hex, sizeof hex, "0x%08X", tag);
-    cases.push_back({"a SentencePiece model", tokmodel, std::string("header: tag ") + hex + " is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
+    cases.push_back({"a SentencePiece model", tokmodel,
+                     std::string("header: tag ") + hex + " is not a .cact archive tag (Needle 3 is 0x05E12A84)"});
   }
   return cases;
 }

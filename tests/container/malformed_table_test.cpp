@@ -4,8 +4,8 @@
 // under ASan/UBSan).
 #include <doctest/doctest.h>
 
-#include <set>
 #include <sys/stat.h>
+#include <set>
 
 #include "cact/error.h"
 #include "cact/model.h"
@@ -66,5 +66,6 @@ TEST_CASE("malformed: Model::open prefixes the path and reads a file") {
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
   CHECK_THROWS_WITH_AS(Model::open(fifo), (fifo.string() + ": not a regular file (a FIFO)").c_str(), Error);
   write_bytes(path, {});
-  CHECK_THROWS_WITH_AS(Model::open(path), (path.string() + ": file: 0 bytes, shorter than the 196-byte header").c_str(), Error);
+  CHECK_THROWS_WITH_AS(Model::open(path), (path.string() + ": file: 0 bytes, shorter than the 196-byte header").c_str(),
+                       Error);
 }

@@ -32,7 +32,8 @@ std::vector<Line> expected_lines() {
 
 // Greedy tokens until a prefix decodes to `want` (or 40 tokens); returns that
 // prefix's text, or the text of all 40 on a mismatch.
-std::string greedy_until(cact::Session& s, const cact::Tokenizer& tok, const std::string& prompt, const std::string& want) {
+std::string greedy_until(cact::Session& s, const cact::Tokenizer& tok, const std::string& prompt,
+                         const std::string& want) {
   std::vector<int32_t> ids{int32_t(tok.model().bos_id)};
   for (int32_t id : tok.encode(prompt)) ids.push_back(id);
   s.reset();
@@ -57,7 +58,8 @@ TEST_CASE("expected.tsv: greedy continuations, float and int8 paths") {
   const auto lines = expected_lines();
   REQUIRE(lines.size() >= 6);
   std::vector<cact::EngineOptions> configs{{cact::Numerics::reference, nullptr}};
-  for (const cact::kernels::KernelTable* t : cact::kernels::available_kernels()) configs.push_back({cact::Numerics::int8, t});
+  for (const cact::kernels::KernelTable* t : cact::kernels::available_kernels())
+    configs.push_back({cact::Numerics::int8, t});
   for (const auto& cfg : configs) {
     cact::Engine engine(model, cfg);
     cact::Session s(engine, {.context = 256});

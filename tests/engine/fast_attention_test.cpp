@@ -130,7 +130,7 @@ TEST_CASE("softmax<float> and softmax<double> match a double softmax, masked and
     CHECK(std::fabs(sum - 1.0) < 1e-5);
   }
   INFO("float worst relative " << worst_f << ", double worst relative " << worst_d);
-  CHECK(worst_f < 3e-7);  // measured 1.5e-7: exp (≤ 1 ulp), float sum, 1/sum and the product
+  CHECK(worst_f < 3e-7);    // measured 1.5e-7: exp (≤ 1 ulp), float sum, 1/sum and the product
   CHECK(worst_d < 1.2e-7);  // the result's own float rounding
   std::vector<float> empty;
   softmax<float>(empty.data(), 0);  // no-op
@@ -210,7 +210,8 @@ TEST_CASE("quantize_int8: absmax/127 scale and lround's rounding, ties away from
     float absmax = 0.0f;
     for (float v : x) absmax = std::max(absmax, std::fabs(v));
     CHECK(scale == (absmax > 0.0f ? absmax / 127.0f : 1.0f));
-    for (size_t i = 0; i < x.size(); ++i) CHECK(int(q[i]) == int(std::clamp<long>(std::lround(x[i] / scale), -128, 127)));
+    for (size_t i = 0; i < x.size(); ++i)
+      CHECK(int(q[i]) == int(std::clamp<long>(std::lround(x[i] / scale), -128, 127)));
   }
 }
 
@@ -218,8 +219,8 @@ TEST_CASE("quantize_int8: non-finite values give in-range codes, never an undefi
   // A corrupt archive can make activations NaN or infinite; the codes must stay
   // defined (UBSan in CI checks the float -> int conversion) and in range.
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (const std::vector<float>& x : {std::vector<float>{1.0f, nan, -2.0f, 3.0f}, std::vector<float>{inf, 1.0f, -inf},
-                                      std::vector<float>(40, nan)}) {
+  for (const std::vector<float>& x :
+       {std::vector<float>{1.0f, nan, -2.0f, 3.0f}, std::vector<float>{inf, 1.0f, -inf}, std::vector<float>(40, nan)}) {
     std::vector<int8_t> q(x.size(), 99), portable(x.size(), 99);
     const float scale = quantize_int8(x.data(), uint32_t(x.size()), q.data());
     CHECK(std::bit_cast<uint32_t>(scale) ==

@@ -70,7 +70,8 @@ TEST_CASE("golden logits") {
           const auto want8 = g["heads"]["int8_scalar"][kind].get<std::vector<double>>();
           const auto got8 = s.head_output(h.kind);
           REQUIRE(got8.size() == want8.size());
-          for (size_t i = 0; i < got8.size(); ++i) CHECK(std::fabs(got8[i] - want8[i]) <= 2e-3 * std::max(1.0, std::fabs(want8[i])));
+          for (size_t i = 0; i < got8.size(); ++i)
+            CHECK(std::fabs(got8[i] - want8[i]) <= 2e-3 * std::max(1.0, std::fabs(want8[i])));
         }
       }
     }
@@ -80,7 +81,8 @@ TEST_CASE("golden logits") {
         const auto want = g["heads"]["float"][kind].get<std::vector<double>>();
         const auto got = rs.head_output(h.kind);
         REQUIRE(got.size() == want.size());
-        for (size_t i = 0; i < got.size(); ++i) CHECK(std::fabs(got[i] - want[i]) <= 1e-4 * std::max(1.0, std::fabs(want[i])));
+        for (size_t i = 0; i < got.size(); ++i)
+          CHECK(std::fabs(got[i] - want[i]) <= 1e-4 * std::max(1.0, std::fabs(want[i])));
         line << ", " << kind << " head";
       }
     }

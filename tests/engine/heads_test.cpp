@@ -89,7 +89,8 @@ double dotd(const double* a, const std::vector<float>& b, size_t off, size_t n) 
 }
 
 // MODEL.md "Probe heads", straight, in double, over cells [T][rows][D].
-std::vector<double> direct_head(const cact::Model& m, const cact::HeadLayout& hl, std::span<const float> cells, size_t T) {
+std::vector<double> direct_head(const cact::Model& m, const cact::HeadLayout& hl, std::span<const float> cells,
+                                size_t T) {
   const uint32_t D = m.header().d_model, rows = m.header().num_layers + 1, k = hl.k, q = hl.q;
   const auto P = m.values(hl.at(cact::HeadSlot::probes));
   const auto gain = m.values(hl.at(cact::HeadSlot::gain));

@@ -56,8 +56,8 @@ void check_incremental(const cact::Engine& engine, const std::vector<int32_t>& i
     const auto last = mixed.prefill(ids);
     worst = std::max(worst, max_diff(last, std::span<const float>(all.data() + (ids.size() - 1) * V, V)));
   }
-  MESSAGE(std::string(cact::numerics_name(engine.numerics())) << " span " << full.kv_span() << " sinks " << full.sinks()
-                                                 << ": max |token-by-token - full| = " << worst);
+  MESSAGE(std::string(cact::numerics_name(engine.numerics()))
+          << " span " << full.kv_span() << " sinks " << full.sinks() << ": max |token-by-token - full| = " << worst);
   CHECK(worst <= 1e-5);
 }
 

@@ -87,9 +87,9 @@ TEST_CASE("int8 path stays close to the float path") {
       }
     }
     MESSAGE(std::string(table->name) << ": " << positions << " positions, max |int8 - float| logit " << worst
-                        << ", max / logit std " << worst_rel << ", mean " << sum_rel / double(positions)
-                        << ", top-1 agreement " << top1_agree << "/" << positions << ", worst cell rel rms "
-                        << worst_cell);
+                                     << ", max / logit std " << worst_rel << ", mean " << sum_rel / double(positions)
+                                     << ", top-1 agreement " << top1_agree << "/" << positions
+                                     << ", worst cell rel rms " << worst_cell);
     CHECK(worst < 1.0);
     CHECK(sum_rel / double(positions) < 0.12);
     CHECK(double(top1_agree) >= 0.97 * double(positions));

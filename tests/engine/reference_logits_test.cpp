@@ -44,9 +44,11 @@ TEST_CASE("float path reproduces reference-logits.json") {
     REQUIRE(last.size() == V);
     for (uint32_t i = 0; i < V; ++i) {
       const double want = last[i].get<double>();
-      worst_last = std::max(worst_last, std::fabs(all[(ids.size() - 1) * V + i] - want) / std::max(1.0, std::fabs(want)));
+      worst_last =
+          std::max(worst_last, std::fabs(all[(ids.size() - 1) * V + i] - want) / std::max(1.0, std::fabs(want)));
     }
-    MESSAGE(c["prompt"].get<std::string>() << ": top-10 rel err " << worst_top << ", last-position rel err " << worst_last);
+    MESSAGE(c["prompt"].get<std::string>()
+            << ": top-10 rel err " << worst_top << ", last-position rel err " << worst_last);
     CHECK(worst_top < 1e-4);
     CHECK(worst_last < 1e-4);
     if (c.contains("cells")) {

@@ -16,12 +16,15 @@ TEST_CASE("cact-build checkpoint: the checkpoint's recorded widths, unless --bit
   const auto d = run_app("cact-quant", {"dequantize", tiny, "t.safetensors"}, dir);
   REQUIRE_MESSAGE(d.code == 0, d.err);
 
-  const auto same = run_app("cact-build", {"checkpoint", "t.safetensors", "t.json", "same.cact", "--tokenizer", tiny}, dir);
+  const auto same =
+      run_app("cact-build", {"checkpoint", "t.safetensors", "t.json", "same.cact", "--tokenizer", tiny}, dir);
   REQUIRE_MESSAGE(same.code == 0, same.err);
   CHECK(same.err.find("  widths:    the checkpoint's ") != std::string::npos);
   CHECK(run_app("cact-inspect", {"--diff", tiny, "same.cact"}, dir).code == 0);  // not the shipped 2-bit default
 
-  const auto q = run_app("cact-build", {"checkpoint", "t.safetensors", "t.json", "q.cact", "--tokenizer", tiny, "--bits", "q_proj=2"}, dir);
+  const auto q =
+      run_app("cact-build",
+              {"checkpoint", "t.safetensors", "t.json", "q.cact", "--tokenizer", tiny, "--bits", "q_proj=2"}, dir);
   REQUIRE_MESSAGE(q.code == 0, q.err);
   const auto diff = run_app("cact-inspect", {"--diff", tiny, "q.cact"}, dir);
   CHECK(diff.code == 1);
@@ -41,9 +44,12 @@ TEST_CASE("--bits default=3 means the same in cact-build checkpoint and cact-qua
   const fs::path dir = cact::test::scratch_dir("bits-one-meaning");
   const std::string tiny = (cact::test::models_dir() / "license-tiny.cact").string();  // 30 CQ tensors, all 4 bits
   REQUIRE(run_app("cact-quant", {"dequantize", tiny, "t.safetensors"}, dir).code == 0);
-  const auto built = run_app("cact-build", {"checkpoint", "t.safetensors", "t.json", "b.cact", "--tokenizer", tiny, "--bits", "default=3"}, dir);
+  const auto built =
+      run_app("cact-build",
+              {"checkpoint", "t.safetensors", "t.json", "b.cact", "--tokenizer", tiny, "--bits", "default=3"}, dir);
   REQUIRE_MESSAGE(built.code == 0, built.err);
-  const auto requantized = run_app("cact-quant", {"requantize", tiny, "r.cact", "--bits", "default=3", "--requantize"}, dir);
+  const auto requantized =
+      run_app("cact-quant", {"requantize", tiny, "r.cact", "--bits", "default=3", "--requantize"}, dir);
   REQUIRE_MESSAGE(requantized.code == 0, requantized.err);
   for (const char* out : {"b.cact", "r.cact"}) {
     CAPTURE(out);

@@ -17,10 +17,12 @@ using cact::test::shell_quote;
 
 namespace {
 
-const std::vector<std::string> kTools = {"cact-inspect", "cact-build", "cact-quant", "cact-slice",
+const std::vector<std::string> kTools = {"cact-inspect", "cact-build",  "cact-quant", "cact-slice",
                                          "cact-run",     "cact-golden", "cact-serve"};
 
-std::string tool_path(const std::string& tool) { return shell_quote((cact::test::binary_dir() / "apps" / tool).string()); }
+std::string tool_path(const std::string& tool) {
+  return shell_quote((cact::test::binary_dir() / "apps" / tool).string());
+}
 std::string archive() { return (cact::test::models_dir() / "license-tiny.cact").string(); }
 
 }  // namespace
@@ -47,22 +49,39 @@ TEST_CASE("every tool: a usage error is exit 2, one line, with the nearest flag 
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"cact-inspect", {archive(), "--tensor-s"}, "cact-inspect: unknown option --tensor-s (did you mean --tensors?) (see --help)\n"},
+      {"cact-inspect",
+       {archive(), "--tensor-s"},
+       "cact-inspect: unknown option --tensor-s (did you mean --tensors?) (see --help)\n"},
       {"cact-build", {"synht", "x.cact"}, "cact-build: unknown command synht (did you mean synth?) (see --help)\n"},
-      {"cact-quant", {"dequantise", archive(), "x.safetensors"}, "cact-quant: unknown command dequantise (did you mean dequantize?) (see --help)\n"},
-      {"cact-slice", {archive(), "--layer", "2", "--dry-run"}, "cact-slice: unknown option --layer (did you mean --layers?) (see --help)\n"},
-      {"cact-run", {archive(), "-p", "x", "--temprature", "1"}, "cact-run: unknown option --temprature (did you mean --temperature?) (see --help)\n"},
+      {"cact-quant",
+       {"dequantise", archive(), "x.safetensors"},
+       "cact-quant: unknown command dequantise (did you mean dequantize?) (see --help)\n"},
+      {"cact-slice",
+       {archive(), "--layer", "2", "--dry-run"},
+       "cact-slice: unknown option --layer (did you mean --layers?) (see --help)\n"},
+      {"cact-run",
+       {archive(), "-p", "x", "--temprature", "1"},
+       "cact-run: unknown option --temprature (did you mean --temperature?) (see --help)\n"},
       {"cact-golden", {"chek", "cases.json"}, "cact-golden: unknown command chek (did you mean check?) (see --help)\n"},
       {"cact-serve", {"--prot", "8080"}, "cact-serve: unknown option --prot (did you mean --port?) (see --help)\n"},
       // Combinations and values are usage errors too.
-      {"cact-inspect", {"--diff", archive(), archive(), "--tensors"}, "cact-inspect: --diff does not go with --tensors, --check or --tensor (see --help)\n"},
+      {"cact-inspect",
+       {"--diff", archive(), archive(), "--tensors"},
+       "cact-inspect: --diff does not go with --tensors, --check or --tensor (see --help)\n"},
       {"cact-slice", {archive(), "--layers", "2"}, "cact-slice: OUT is required unless --dry-run (see --help)\n"},
-      {"cact-slice", {archive(), "--layers", "2", "--dry-run", "--context", "0"}, "cact-slice: --context 0: must be at least 1 (see --help)\n"},
-      {"cact-run", {archive(), "-p", "x", "--dump-golden", "g.json", "--chat"},
-       "cact-run: --chat does not apply to --dump-golden (the engine tests' logits: float greedy, float and int8 scalar); for "
+      {"cact-slice",
+       {archive(), "--layers", "2", "--dry-run", "--context", "0"},
+       "cact-slice: --context 0: must be at least 1 (see --help)\n"},
+      {"cact-run",
+       {archive(), "-p", "x", "--dump-golden", "g.json", "--chat"},
+       "cact-run: --chat does not apply to --dump-golden (the engine tests' logits: float greedy, float and int8 "
+       "scalar); for "
        "golden checks of an archive's answers use cact-golden (see --help)\n"},
-      {"cact-run", {"-", "-p", "x"}, "cact-run: archive -: cact-run maps its archive from a file; give its path (see --help)\n"},
-      {"cact-build", {"checkpoint", "c.safetensors", "g.json", "o.cact", "--tokenizer", archive(), "--json"},
+      {"cact-run",
+       {"-", "-p", "x"},
+       "cact-run: archive -: cact-run maps its archive from a file; give its path (see --help)\n"},
+      {"cact-build",
+       {"checkpoint", "c.safetensors", "g.json", "o.cact", "--tokenizer", archive(), "--json"},
        "cact-build: --json needs --report (see --help)\n"},
   };
   for (const Case& c : cases) {
@@ -131,8 +150,8 @@ TEST_CASE("'-' is stdin or stdout where the data can stream, and refused where a
       CAPTURE(args);
       const auto r = run_shell(cd + tool_path(tool) + " " + args);
       CHECK(r.code == 2);
-      CHECK(r.err.find("-: this output is written to a temporary file and renamed into place, so it cannot go to standard output") !=
-            std::string::npos);
+      CHECK(r.err.find("-: this output is written to a temporary file and renamed into place, so it cannot go to "
+                       "standard output") != std::string::npos);
       CHECK(r.err_lines() == 1);
       CHECK(!fs::exists(dir / "-"));
     }
@@ -169,8 +188,8 @@ TEST_CASE("completions and man pages are generated from each tool's --help") {
     CHECK(man.find(".SH OPTIONS") != std::string::npos);
   }
   // Flags and commands come from the help: each tool's own, subcommands included.
-  CHECK(cact::test::slurp(share / "bash" / "cact-golden").find("check) opts=\"-h --help -o --golden --archive --tolerance") !=
-        std::string::npos);
+  CHECK(cact::test::slurp(share / "bash" / "cact-golden")
+            .find("check) opts=\"-h --help -o --golden --archive --tolerance") != std::string::npos);
   CHECK(cact::test::slurp(share / "bash" / "cact-inspect").find("--diff") != std::string::npos);
   CHECK(cact::test::slurp(share / "man" / "cact-quant.1").find(".SH COMMAND DEQUANTIZE") != std::string::npos);
   const auto syntax = run_shell("bash -n " + shell_quote((share / "bash" / "cact-run").string()));

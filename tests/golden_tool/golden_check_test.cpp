@@ -20,9 +20,7 @@ using cact::test::slurp;
 
 namespace {
 
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 // A directory with the bundled tool model, its tool list and a case file of
 // two chat cases and a text continuation.
@@ -79,14 +77,16 @@ TEST_CASE("cact-golden: one re-encoded tensor fails the check at the first diffe
   REQUIRE(run_app("cact-golden", {"dump", "cases.json"}, dir).code == 0);
   const std::string before = slurp(dir / "cases.golden.json");
   // The embedding matrix from 4 to 2 bits: one tensor re-encoded.
-  const auto q = run_app("cact-quant", {"requantize", "model/m.cact", "model/m2.cact", "--bits", "embedding=2", "--requantize"}, dir);
+  const auto q = run_app("cact-quant",
+                         {"requantize", "model/m.cact", "model/m2.cact", "--bits", "embedding=2", "--requantize"}, dir);
   REQUIRE_MESSAGE(q.code == 0, q.err);
   fs::rename(dir / "model" / "m2.cact", dir / "model" / "m.cact");
 
   const auto c = run_app("cact-golden", {"check", "cases.json"}, dir);
   CHECK(c.code == 1);
   CHECK(c.out.find("note: the archive (xxh64 ") != std::string::npos);
-  const std::regex first_token(R"(FAIL  (timer|weather twice|license): (turn \d, )?token \d+: expected \d+ ".*", got \d+ ".*"\n)");
+  const std::regex first_token(
+      R"(FAIL  (timer|weather twice|license): (turn \d, )?token \d+: expected \d+ ".*", got \d+ ".*"\n)");
   CHECK_MESSAGE(std::regex_search(c.out, first_token), c.out);
   CHECK(c.out.find(" failed\n") != std::string::npos);
   CHECK(c.out.find(", 0 failed") == std::string::npos);
@@ -124,7 +124,8 @@ TEST_CASE("cact-golden: logits within the tolerance pass, beyond it fail; --tole
   CHECK(c.out.find("more than the tolerance 0.002 at token 1, id " + m[1].str()) != std::string::npos);
   CHECK(c.out.find("2 passed, 1 failed") != std::string::npos);
 
-  const auto loose = run_app("cact-golden", {"check", "cases.json", "--tolerance", std::to_string(scaled * 1.5), "-v"}, dir);
+  const auto loose =
+      run_app("cact-golden", {"check", "cases.json", "--tolerance", std::to_string(scaled * 1.5), "-v"}, dir);
   CHECK_MESSAGE(loose.code == 0, loose.out);
   CHECK(loose.out.find("ok    timer (worst logit difference ") != std::string::npos);
   const auto tight = run_app("cact-golden", {"check", "cases.json", "--tolerance", std::to_string(scaled * 0.5)}, dir);
@@ -132,7 +133,8 @@ TEST_CASE("cact-golden: logits within the tolerance pass, beyond it fail; --tole
 
   // The case file's own tolerance (top level: every case) applies when no flag is given.
   std::string cases = slurp(dir / "cases.json");
-  cases.replace(cases.find("\"max_tokens\": 64"), 16, "\"max_tokens\": 64, \"tolerance\": " + std::to_string(scaled * 1.5));
+  cases.replace(cases.find("\"max_tokens\": 64"), 16,
+                "\"max_tokens\": 64, \"tolerance\": " + std::to_string(scaled * 1.5));
   write(dir / "cases.json", cases);
   const auto from_file = run_app("cact-golden", {"check", "cases.json"}, dir);
   CHECK_MESSAGE(from_file.code == 0, from_file.out);
@@ -147,8 +149,10 @@ TEST_CASE("cact-golden: changed inputs, missing files and unknown keys are named
   write(dir / "cases.json", cases);
   const auto c = run_app("cact-golden", {"check", "cases.json"}, dir);
   CHECK(c.code == 1);
-  CHECK(c.out.find("FAIL  license: the case's inputs changed since the golden file was written (max_tokens); cact-golden update "
-                   "rewrites it\n") != std::string::npos);
+  CHECK(
+      c.out.find(
+          "FAIL  license: the case's inputs changed since the golden file was written (max_tokens); cact-golden update "
+          "rewrites it\n") != std::string::npos);
 
   fs::remove(dir / "tools.json");
   const auto missing = run_app("cact-golden", {"check", "cases.json"}, dir);
@@ -169,7 +173,8 @@ TEST_CASE("cact-golden: two dumps of the same inputs from different directories 
   const auto here = run_app("cact-golden", {"dump", "cases.json", "-o", "-"}, dir);
   REQUIRE_MESSAGE(here.code == 0, here.err);
   CHECK(here.err.empty());  // stdout carries the file; nothing "wrote"
-  const auto above = run_app("cact-golden", {"dump", (dir.filename() / "cases.json").string(), "-o", "-"}, dir.parent_path());
+  const auto above =
+      run_app("cact-golden", {"dump", (dir.filename() / "cases.json").string(), "-o", "-"}, dir.parent_path());
   REQUIRE_MESSAGE(above.code == 0, above.err);
   CHECK(here.out == above.out);
   // A copy of the whole directory elsewhere, run by absolute path.

@@ -33,7 +33,8 @@ struct Ckpt {
   }
 };
 
-std::unique_ptr<Ckpt> load(const std::vector<OwnedTensor>& tensors, const std::map<std::string, std::string>& metadata = {}) {
+std::unique_ptr<Ckpt> load(const std::vector<OwnedTensor>& tensors,
+                           const std::map<std::string, std::string>& metadata = {}) {
   auto c = std::make_unique<Ckpt>();
   c->bytes = safetensors::serialize(tensors, metadata);
   c->file = safetensors::File::from_bytes(c->bytes, "x.safetensors");
@@ -68,8 +69,10 @@ TEST_CASE("checkpoint: random checkpoint -> archive -> checkpoint -> archive is 
   const Case cases[] = {
       {"taps, no heads", tiny_geometry(true), {}, false},
       {"no taps, untied factors", tiny_geometry(false), {}, true},
-      {"three heads", tiny_geometry(true),
-       {{HeadKind::router, 2, 3, 3}, {HeadKind::confidence, 4, 2, 1}, {HeadKind::embedding, 2, 2, 128}}, false},
+      {"three heads",
+       tiny_geometry(true),
+       {{HeadKind::router, 2, 3, 3}, {HeadKind::confidence, 4, 2, 1}, {HeadKind::embedding, 2, 2, 128}},
+       false},
   };
   for (const Case& k : cases) {
     CAPTURE(k.name);
@@ -103,7 +106,8 @@ TEST_CASE("checkpoint: random checkpoint -> archive -> checkpoint -> archive is 
     again.codebooks = codebooks_from_checkpoint(exported);
     again.threads = 1;
     BuildResult second_result;
-    const auto second = build_archive_bytes(exported, read_geometry_file(dir / "x.json"), tiny_tokenizer(), again, &second_result);
+    const auto second =
+        build_archive_bytes(exported, read_geometry_file(dir / "x.json"), tiny_tokenizer(), again, &second_result);
     CHECK(second_result.snapped_groups == second_result.groups);
     CHECK(second == first);
   }
@@ -136,10 +140,12 @@ TEST_CASE("checkpoint: a manifest fixes the head order; a bad one is named") {
     CHECK(r.heads == std::vector<std::string>{"router", "confidence"});
   }
   set_tensor(tensors, safetensors::f32_tensor("heads.manifest", {2}, std::vector<float>{3, 7}));
-  CHECK(build_error(tensors, g) ==
-        "x.safetensors: tensor heads.manifest: element [1] = 7 is not a head code (1 embedding, 2 confidence, 3 router)");
+  CHECK(
+      build_error(tensors, g) ==
+      "x.safetensors: tensor heads.manifest: element [1] = 7 is not a head code (1 embedding, 2 confidence, 3 router)");
   set_tensor(tensors, safetensors::f32_tensor("heads.manifest", {2}, std::vector<float>{2, 2}));
-  CHECK(build_error(tensors, g) == "x.safetensors: tensor heads.manifest lists the confidence head twice (their tensor names would collide)");
+  CHECK(build_error(tensors, g) ==
+        "x.safetensors: tensor heads.manifest lists the confidence head twice (their tensor names would collide)");
   drop_tensor(tensors, "heads.manifest");
   drop_tensor(tensors, "router_head.gain");
   CHECK(build_error(tensors, g) == "x.safetensors: missing tensor router_head.gain (it sizes the router head's k)");
@@ -167,7 +173,8 @@ TEST_CASE("checkpoint: license-tiny -> checkpoint -> archive is byte-identical")
   CHECK(std::equal(o.codebooks->begin(), o.codebooks->end(), m.codebooks().begin(), m.codebooks().end()));
   o.report = true;
   BuildResult r;
-  const auto bytes = build_archive_bytes(ckpt, read_geometry_file(dir / "t.json"), tokenizer_from_archive(license_tiny()), o, &r);
+  const auto bytes =
+      build_archive_bytes(ckpt, read_geometry_file(dir / "t.json"), tokenizer_from_archive(license_tiny()), o, &r);
   // Every CQ group snaps back to its indices and FP16 norm, including the
   // engram tables ([2048, 64]: half a group, see docs/INTERCHANGE.md).
   CHECK(r.snapped_groups == r.groups);
@@ -179,7 +186,8 @@ TEST_CASE("checkpoint: license-tiny -> checkpoint -> archive is byte-identical")
   }
 }
 
-TEST_CASE("checkpoint: license-tiny's stored codebooks are not the computed ones; with those the CQ blobs still round trip") {
+TEST_CASE(
+    "checkpoint: license-tiny's stored codebooks are not the computed ones; with those the CQ blobs still round trip") {
   const Model m = Model::open(license_tiny());
   // Some entries differ in the last bit (the computed ones are the correctly
   // rounded Lloyd-Max levels); a reader always uses the stored values.
@@ -191,7 +199,8 @@ TEST_CASE("checkpoint: license-tiny's stored codebooks are not the computed ones
   BuildOptions o;
   o.widths = widths_from_checkpoint(ckpt);
   BuildResult r;
-  const auto bytes = build_archive_bytes(ckpt, read_geometry_file(dir / "t.json"), tokenizer_from_archive(license_tiny()), o, &r);
+  const auto bytes =
+      build_archive_bytes(ckpt, read_geometry_file(dir / "t.json"), tokenizer_from_archive(license_tiny()), o, &r);
   const Model b = Model::from_bytes(bytes);  // views `bytes`
   CHECK(std::equal(standard.begin(), standard.end(), b.codebooks().begin()));
   CHECK(r.snapped_groups == r.groups);
@@ -223,7 +232,8 @@ TEST_CASE("checkpoint: the output does not depend on the thread count") {
   BuildOptions one, many;
   one.threads = 1;
   many.threads = 4;
-  CHECK(build_archive_bytes(c->file, g, tiny_tokenizer(), one) == build_archive_bytes(c->file, g, tiny_tokenizer(), many));
+  CHECK(build_archive_bytes(c->file, g, tiny_tokenizer(), one) ==
+        build_archive_bytes(c->file, g, tiny_tokenizer(), many));
 }
 
 TEST_CASE("checkpoint: width maps") {
@@ -251,33 +261,41 @@ TEST_CASE("checkpoint: width maps") {
         "bits map: 'q_proj=8': width must be 1, 2, 3, 4 or ternary (the widths the format carries)");
   CHECK(error_of([] { WidthMap().with("q_proj"); }) == "bits map: 'q_proj' is not key=width");
   o.widths = WidthMap().with("qproj=2");
-  CHECK(build_error(random_checkpoint(tiny_canon(g), 7), g, o) == "bits map: key 'qproj' names no CQ tensor of this archive");
+  CHECK(build_error(random_checkpoint(tiny_canon(g), 7), g, o) ==
+        "bits map: key 'qproj' names no CQ tensor of this archive");
   o.widths = WidthMap().with("layer07.q_proj=2");
-  CHECK(build_error(random_checkpoint(tiny_canon(g), 7), g, o) == "bits map: key 'layer07.q_proj' names no CQ tensor of this archive");
+  CHECK(build_error(random_checkpoint(tiny_canon(g), 7), g, o) ==
+        "bits map: key 'layer07.q_proj' names no CQ tensor of this archive");
   o.widths = WidthMap().with("layer00.norm_in=2");  // an FP16 tensor: the canon fixes its dtype
-  CHECK(build_error(random_checkpoint(tiny_canon(g), 7), g, o) == "bits map: key 'layer00.norm_in' names no CQ tensor of this archive");
+  CHECK(build_error(random_checkpoint(tiny_canon(g), 7), g, o) ==
+        "bits map: key 'layer00.norm_in' names no CQ tensor of this archive");
 }
 
 TEST_CASE("checkpoint: missing, unexpected, misshapen and non-float tensors are each named, all in one message") {
   const Header g = tiny_geometry();
   auto t = random_checkpoint(tiny_canon(g), 8);
   drop_tensor(t, "layer01.q_proj");
-  CHECK(build_error(t, g) == "x.safetensors: 1 problem: missing tensor layer01.q_proj (the geometry needs CQ [128, 128])");
+  CHECK(build_error(t, g) ==
+        "x.safetensors: 1 problem: missing tensor layer01.q_proj (the geometry needs CQ [128, 128])");
   set_tensor(t, safetensors::f32_tensor("layer01.q_proj", {128, 64}, std::vector<float>(128 * 64, 0.0f)));
-  CHECK(build_error(t, g) == "x.safetensors: 1 problem: tensor layer01.q_proj has shape [128, 64], the geometry needs [128, 128]");
+  CHECK(build_error(t, g) ==
+        "x.safetensors: 1 problem: tensor layer01.q_proj has shape [128, 64], the geometry needs [128, 128]");
   set_tensor(t, safetensors::f32_tensor("layer01.q_proj", {128, 128}, std::vector<float>(128 * 128, 0.0f)));
   set_tensor(t, safetensors::f32_tensor("layer02.q_proj", {1}, std::vector<float>{0}));
-  CHECK(build_error(t, g) == "x.safetensors: 1 problem: unexpected tensor layer02.q_proj (not in the canon of this geometry)");
+  CHECK(build_error(t, g) ==
+        "x.safetensors: 1 problem: unexpected tensor layer02.q_proj (not in the canon of this geometry)");
   drop_tensor(t, "layer02.q_proj");
   OwnedTensor ids;
   ids.spec = {"final_norm", safetensors::DType::I64, {128}};
   ids.bytes.assign(128 * 8, 0);
   set_tensor(t, ids);
-  CHECK(build_error(t, g) == "x.safetensors: 1 problem: tensor final_norm has dtype I64; weights must be F32, F16 or BF16");
+  CHECK(build_error(t, g) ==
+        "x.safetensors: 1 problem: tensor final_norm has dtype I64; weights must be F32, F16 or BF16");
   set_tensor(t, safetensors::f32_tensor("tokenizer", {1}, std::vector<float>{0}));
   drop_tensor(t, "mhc_a_pre");
   CHECK(build_error(t, g) ==
-        "x.safetensors: 3 problems: missing tensor mhc_a_pre (the geometry needs FP16 [2]); tensor final_norm has dtype I64; weights "
+        "x.safetensors: 3 problems: missing tensor mhc_a_pre (the geometry needs FP16 [2]); tensor final_norm has "
+        "dtype I64; weights "
         "must be F32, F16 or BF16; unexpected tensor tokenizer (the tokenizer comes from --tokenizer)");
 }
 
@@ -295,8 +313,10 @@ TEST_CASE("checkpoint: non-finite weights, FP16 overflow and broken permutations
         "x.safetensors: tensor layer00.q_proj: element [3, 17] is NaN (weights must be finite)");
   CHECK(patch("final_norm", 5, std::numeric_limits<float>::infinity()) ==
         "x.safetensors: tensor final_norm: element [5] is infinite (weights must be finite)");
-  CHECK(patch("layer01.d1", 2, 1e6f) == "x.safetensors: tensor layer01.d1: element [2] = 1e+06 overflows FP16 (largest 65504)");
-  CHECK(patch("hada_p1", 0, 0.5f) == "x.safetensors: tensor hada_p1: element [0] = 0.5 is not an index 0..127 (a permutation)");
+  CHECK(patch("layer01.d1", 2, 1e6f) ==
+        "x.safetensors: tensor layer01.d1: element [2] = 1e+06 overflows FP16 (largest 65504)");
+  CHECK(patch("hada_p1", 0, 0.5f) ==
+        "x.safetensors: tensor hada_p1: element [0] = 0.5 is not an index 0..127 (a permutation)");
   const std::string dup = [&] {
     auto copy = t;
     for (auto& x : copy) {
@@ -328,9 +348,11 @@ TEST_CASE("checkpoint: tokenizers: from a .model, from another archive; larger t
   // golden.model has 2000 pieces; the geometry's vocab is 1024.
   const TokenizerBlob big = tokenizer_from_model(import_sentencepiece(golden_model()), "golden.model");
   CHECK(build_error(t, g, {}, big) ==
-        "tokenizer golden.model has 2000 pieces, more than the geometry's vocab 1024 (its ids would index past the embedding)");
+        "tokenizer golden.model has 2000 pieces, more than the geometry's vocab 1024 (its ids would index past the "
+        "embedding)");
   TokenizerBlob junk{{1, 2, 3}, "junk.bin"};
-  CHECK(build_error(t, g, {}, junk) == "tokenizer junk.bin: tokenizer blob: 3 bytes is shorter than the 24-byte header");
+  CHECK(build_error(t, g, {}, junk) ==
+        "tokenizer junk.bin: tokenizer blob: 3 bytes is shorter than the 24-byte header");
 }
 
 TEST_CASE("checkpoint: every synthetic micro preset exports and rebuilds byte for byte") {
@@ -362,18 +384,23 @@ TEST_CASE("checkpoint: metadata: widths are required when asked for, codebooks a
   CHECK(!codebooks_from_checkpoint(c->file).has_value());
   c = load(t, {{"cact.bits", "default=9"}});
   CHECK(error_of([&] { widths_from_checkpoint(c->file); }) ==
-        "x.safetensors: metadata cact.bits: bits map: 'default=9': width must be 1, 2, 3, 4 or ternary (the widths the format carries)");
+        "x.safetensors: metadata cact.bits: bits map: 'default=9': width must be 1, 2, 3, 4 or ternary (the widths the "
+        "format carries)");
   c = load(t, {{"cact.codebooks", "1,2,3"}});
-  CHECK(error_of([&] { codebooks_from_checkpoint(c->file); }) == "x.safetensors: metadata cact.codebooks: 3 values, expected 28");
+  CHECK(error_of([&] { codebooks_from_checkpoint(c->file); }) ==
+        "x.safetensors: metadata cact.codebooks: 3 values, expected 28");
   c = load(t, {{"cact.codebooks", "1,x"}});
-  CHECK(error_of([&] { codebooks_from_checkpoint(c->file); }) == "x.safetensors: metadata cact.codebooks: 'x' is not a number");
+  CHECK(error_of([&] { codebooks_from_checkpoint(c->file); }) ==
+        "x.safetensors: metadata cact.codebooks: 'x' is not a number");
   std::string descending;
   for (int i = 0; i < 28; ++i) {
     if (i) descending += ',';
     descending += std::to_string(28 - i);
   }
   c = load(t, {{"cact.codebooks", descending}});
-  CHECK(error_of([&] { codebooks_from_checkpoint(c->file); }).starts_with("x.safetensors: metadata cact.codebooks: codebooks: entry 1 "));
+  CHECK(error_of([&] {
+          codebooks_from_checkpoint(c->file);
+        }).starts_with("x.safetensors: metadata cact.codebooks: codebooks: entry 1 "));
 }
 
 TEST_CASE("checkpoint: the output file is written atomically and never over an input") {
@@ -382,8 +409,9 @@ TEST_CASE("checkpoint: the output file is written atomically and never over an i
   write_bytes(dir / "c.safetensors", safetensors::serialize(random_checkpoint(tiny_canon(g), 13)));
   const auto ckpt = safetensors::File::open(dir / "c.safetensors");
   const std::filesystem::path inputs[] = {dir / "c.safetensors"};
-  CHECK(error_of([&] { build_archive(ckpt, g, tiny_tokenizer(), dir / "c.safetensors", {}, inputs); })
-            .find("output path is the input file") != std::string::npos);
+  CHECK(error_of([&] {
+          build_archive(ckpt, g, tiny_tokenizer(), dir / "c.safetensors", {}, inputs);
+        }).find("output path is the input file") != std::string::npos);
   const BuildResult r = build_archive(ckpt, g, tiny_tokenizer(), dir / "out.cact", {}, inputs);
   CHECK(r.file_bytes == std::filesystem::file_size(dir / "out.cact"));
   CHECK(Model::open(dir / "out.cact").records().size() == r.canon->size());

@@ -59,7 +59,8 @@ TEST_CASE("geometry: odd values survive: high global layers, an inexact rope_the
 
 TEST_CASE("geometry: unknown, writer-owned, mask-form and duplicate keys are refused") {
   const std::string good = geometry_to_json(cact::test::tiny_geometry());
-  CHECK(error_of([&] { geometry_from_json(replace(good, "{\n", "{\n  \"colour\": 1,\n"), "g.json"); }) == "g.json: unknown key \"colour\"");
+  CHECK(error_of([&] { geometry_from_json(replace(good, "{\n", "{\n  \"colour\": 1,\n"), "g.json"); }) ==
+        "g.json: unknown key \"colour\"");
   CHECK(error_of([&] { geometry_from_json(replace(good, "{\n", "{\n  \"num_tensors\": 1,\n"), "g.json"); }) ==
         "g.json: key \"num_tensors\" is not part of a geometry (the writer sets it)");
   CHECK(error_of([&] { geometry_from_json(replace(good, "{\n", "{\n  \"global_mask_lo\": 1,\n"), "g.json"); }) ==
@@ -72,8 +73,11 @@ TEST_CASE("geometry: unknown, writer-owned, mask-form and duplicate keys are ref
 
 TEST_CASE("geometry: missing keys are named") {
   const std::string good = geometry_to_json(cact::test::tiny_geometry());
-  CHECK(error_of([&] { geometry_from_json(replace(good, "\"vocab\": 1024,\n", ""), "g.json"); }) == "g.json: missing key vocab");
-  CHECK(error_of([&] { geometry_from_json("{}", "g.json"); }).starts_with("g.json: missing keys kv_window, kv_bits, vocab, "));
+  CHECK(error_of([&] { geometry_from_json(replace(good, "\"vocab\": 1024,\n", ""), "g.json"); }) ==
+        "g.json: missing key vocab");
+  CHECK(error_of([&] {
+          geometry_from_json("{}", "g.json");
+        }).starts_with("g.json: missing keys kv_window, kv_bits, vocab, "));
 }
 
 TEST_CASE("geometry: bad values") {
@@ -84,12 +88,15 @@ TEST_CASE("geometry: bad values") {
         "g.json: vocab 5000000000 does not fit in 32 bits");
   CHECK(error_of([&] { geometry_from_json(replace(good, "\"vocab\": 1024", "\"vocab\": \"many\""), "g.json"); }) ==
         "g.json: vocab is string, not a non-negative integer");
-  CHECK(error_of([&] { geometry_from_json(replace(good, "\"global_layers\": [1]", "\"global_layers\": [1,1]"), "g.json"); }) ==
-        "g.json: global_layers[1] 1 is not above the entry before it (ascending, no repeats)");
-  CHECK(error_of([&] { geometry_from_json(replace(good, "\"global_layers\": [1]", "\"global_layers\": [5]"), "g.json"); }) ==
-        "g.json: global_layers names layer 5, not below num_layers 2");
-  CHECK(error_of([&] { geometry_from_json(replace(good, "\"engram_orders\": [2]", "\"engram_orders\": [2,3,4,2,2]"), "g.json"); }) ==
-        "g.json: engram_orders has 5 entries, at most 4 fit the header");
+  CHECK(error_of([&] {
+          geometry_from_json(replace(good, "\"global_layers\": [1]", "\"global_layers\": [1,1]"), "g.json");
+        }) == "g.json: global_layers[1] 1 is not above the entry before it (ascending, no repeats)");
+  CHECK(error_of([&] {
+          geometry_from_json(replace(good, "\"global_layers\": [1]", "\"global_layers\": [5]"), "g.json");
+        }) == "g.json: global_layers names layer 5, not below num_layers 2");
+  CHECK(error_of([&] {
+          geometry_from_json(replace(good, "\"engram_orders\": [2]", "\"engram_orders\": [2,3,4,2,2]"), "g.json");
+        }) == "g.json: engram_orders has 5 entries, at most 4 fit the header");
   // Geometry rules of check_header, without its "header: " prefix.
   CHECK(error_of([&] { geometry_from_json(replace(good, "\"num_kv_heads\": 1", "\"num_kv_heads\": 3"), "g.json"); }) ==
         "g.json: num_heads 2 is not divisible by num_kv_heads 3");
@@ -101,5 +108,6 @@ TEST_CASE("geometry: files") {
   const Header h = cact::test::tiny_geometry();
   write_geometry_file(dir / "g.json", h);
   CHECK(same_geometry(read_geometry_file(dir / "g.json"), h));
-  CHECK(error_of([&] { read_geometry_file(dir / "none.json"); }) == (dir / "none.json").string() + ": cannot open: No such file or directory");
+  CHECK(error_of([&] { read_geometry_file(dir / "none.json"); }) ==
+        (dir / "none.json").string() + ": cannot open: No such file or directory");
 }

@@ -146,9 +146,10 @@ TEST_CASE("quantize: parallel_for covers every index once and rethrows") {
     for (size_t i = b; i < e; ++i) ++hits[i];
   });
   for (int h : hits) CHECK(h == 1);
-  CHECK_THROWS_WITH(parallel_for(10, 3, [](size_t b, size_t) {
-                      if (b > 0) throw std::runtime_error("boom");
-                    }),
+  CHECK_THROWS_WITH(parallel_for(10, 3,
+                                 [](size_t b, size_t) {
+                                   if (b > 0) throw std::runtime_error("boom");
+                                 }),
                     "boom");
   CHECK(resolve_threads(0) >= 1);
   CHECK(resolve_threads(3) == 3);

@@ -27,7 +27,8 @@ TEST_CASE("requantize: plans keep unnamed widths unless the map has a default") 
   CHECK(error_of([&] { plan_requantize(m, "heads=2"); }) == "bits map: key 'heads' names no CQ tensor of this archive");
   CHECK(error_of([&] { plan_requantize(m, "q_proj=6"); }) ==
         "bits map: 'q_proj=6': width must be 1, 2, 3, 4 or ternary (the widths the format carries)");
-  CHECK(error_of([&] { plan_requantize(m, ""); }) == "bits map: empty (give key=width entries, e.g. default=2,embedding=4)");
+  CHECK(error_of([&] { plan_requantize(m, ""); }) ==
+        "bits map: empty (give key=width entries, e.g. default=2,embedding=4)");
 }
 
 TEST_CASE("requantize: a width change needs the explicit opt-in") {
@@ -35,8 +36,10 @@ TEST_CASE("requantize: a width change needs the explicit opt-in") {
   const auto dir = scratch_dir("requant-refuse");
   const RequantizePlan p = plan_requantize(m, "q_proj=2");
   CHECK(error_of([&] { requantize_archive(m, p, dir / "o.cact", {}); }) ==
-        "4 CQ tensors would change width (layer00.q_proj CQ4->CQ2, layer01.q_proj CQ4->CQ2, layer02.q_proj CQ4->CQ2, layer03.q_proj "
-        "CQ4->CQ2); their source is already quantised, so re-encoding dequantises and quantises again and the errors compound: "
+        "4 CQ tensors would change width (layer00.q_proj CQ4->CQ2, layer01.q_proj CQ4->CQ2, layer02.q_proj CQ4->CQ2, "
+        "layer03.q_proj "
+        "CQ4->CQ2); their source is already quantised, so re-encoding dequantises and quantises again and the errors "
+        "compound: "
         "pass --requantize to do it anyway");
   CHECK(!std::filesystem::exists(dir / "o.cact"));
 }
@@ -80,8 +83,10 @@ TEST_CASE("requantize: CQ4 -> CQ2 re-encodes only the named tensors; error and s
     CHECK(t.measured);
     CHECK(t.error.snr_db() > 5.0);
     CHECK(t.error.snr_db() < 15.0);  // CQ2 of a CQ4 source: a real loss
-    if (t.name == "layer00.out_proj") CHECK(t.kind == "TERNARY");
-    else CHECK(t.kind == "CQ2");
+    if (t.name == "layer00.out_proj")
+      CHECK(t.kind == "TERNARY");
+    else
+      CHECK(t.kind == "CQ2");
     CHECK(t.kind_before == "CQ4");
     CHECK(t.bits_per_weight() == doctest::Approx(2.125));  // CQ2 and ternary crumbs alike
   }

@@ -70,11 +70,14 @@ TEST_CASE("safetensors: the streaming writer is atomic and refuses to overwrite 
   safetensors::write(dir / "a.safetensors", specs, {}, [](size_t, std::vector<uint8_t>& b) { b.assign(8, 0); });
   CHECK(File::open(dir / "a.safetensors").tensors().size() == 1);
   const std::filesystem::path inputs[] = {dir / "a.safetensors"};
-  CHECK(error_of([&] { safetensors::write(dir / "a.safetensors", specs, {}, [](size_t, std::vector<uint8_t>& b) { b.assign(8, 0); }, inputs); })
-            .find("output path is the input file") != std::string::npos);
+  CHECK(error_of([&] {
+          safetensors::write(
+              dir / "a.safetensors", specs, {}, [](size_t, std::vector<uint8_t>& b) { b.assign(8, 0); }, inputs);
+        }).find("output path is the input file") != std::string::npos);
   // A producer giving the wrong size leaves nothing behind.
-  CHECK(error_of([&] { safetensors::write(dir / "b.safetensors", specs, {}, [](size_t, std::vector<uint8_t>& b) { b.assign(4, 0); }); }) ==
-        "safetensors writer: tensor \"x\" produced 4 bytes, expected 8");
+  CHECK(error_of([&] {
+          safetensors::write(dir / "b.safetensors", specs, {}, [](size_t, std::vector<uint8_t>& b) { b.assign(4, 0); });
+        }) == "safetensors writer: tensor \"x\" produced 4 bytes, expected 8");
   CHECK(!std::filesystem::exists(dir / "b.safetensors"));
 }
 
@@ -87,9 +90,11 @@ TEST_CASE("safetensors: the writer refuses duplicate and reserved names") {
 
 TEST_CASE("safetensors: truncated files") {
   const auto good = serialize(std::vector<OwnedTensor>{f32_tensor("w", {2, 2}, std::vector<float>{1, 2, 3, 4})});
-  CHECK(parse_error({good.begin(), good.begin() + 5}) == "x.safetensors: file is 5 bytes, shorter than the 8-byte header length");
+  CHECK(parse_error({good.begin(), good.begin() + 5}) ==
+        "x.safetensors: file is 5 bytes, shorter than the 8-byte header length");
   CHECK(parse_error({good.begin(), good.begin() + 20}).starts_with("x.safetensors: header length "));
-  CHECK(parse_error({good.begin(), good.begin() + 20}).ends_with("runs past the end of the file (20 bytes; truncated?)"));
+  CHECK(
+      parse_error({good.begin(), good.begin() + 20}).ends_with("runs past the end of the file (20 bytes; truncated?)"));
   // Header intact, data cut short.
   const std::string m = parse_error({good.begin(), good.end() - 3});
   CHECK(m == "x.safetensors: tensor \"w\": data_offsets [0, 16] run past the data section (13 bytes; truncated?)");
@@ -112,31 +117,38 @@ TEST_CASE("safetensors: entry fields") {
   auto one = [](const std::string& entry, size_t data = 4) {
     return parse_error(raw_file("{\"w\":" + entry + "}", data));
   };
-  CHECK(one(R"({"dtype":"F33","shape":[1],"data_offsets":[0,4]})") == "x.safetensors: tensor \"w\": dtype \"F33\" is not a safetensors dtype");
+  CHECK(one(R"({"dtype":"F33","shape":[1],"data_offsets":[0,4]})") ==
+        "x.safetensors: tensor \"w\": dtype \"F33\" is not a safetensors dtype");
   CHECK(one(R"({"dtype":"F32","shape":[-1],"data_offsets":[0,4]})") ==
         "x.safetensors: tensor \"w\": shape[0] is a negative integer, not a non-negative integer");
   CHECK(one(R"({"dtype":"F32","shape":[1.5],"data_offsets":[0,4]})") ==
         "x.safetensors: tensor \"w\": shape[0] is a number with a fraction or exponent, not a non-negative integer");
   CHECK(one(R"({"dtype":"F32","shape":[1]})") == "x.safetensors: tensor \"w\": missing \"data_offsets\"");
-  CHECK(one(R"({"dtype":"F32","shape":[1],"data_offsets":[0,4],"extra":1})") == "x.safetensors: tensor \"w\": unexpected key \"extra\"");
-  CHECK(one(R"({"dtype":"F32","shape":[1],"data_offsets":[4,0]})") == "x.safetensors: tensor \"w\": data_offsets [4, 0] end before they begin");
+  CHECK(one(R"({"dtype":"F32","shape":[1],"data_offsets":[0,4],"extra":1})") ==
+        "x.safetensors: tensor \"w\": unexpected key \"extra\"");
+  CHECK(one(R"({"dtype":"F32","shape":[1],"data_offsets":[4,0]})") ==
+        "x.safetensors: tensor \"w\": data_offsets [4, 0] end before they begin");
   CHECK(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,4]})") ==
         "x.safetensors: tensor \"w\": F32 [2] needs 8 bytes, data_offsets span 4");
   CHECK(one(R"({"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]})") ==
         "x.safetensors: tensor \"w\": shape [4294967296, 4294967296] overflows");
   CHECK(one(R"([1,2])") == "x.safetensors: tensor \"w\" is array, not an object");
-  CHECK(parse_error(raw_file(R"({"__metadata__":{"a":1}})", 0)) == "x.safetensors: __metadata__ \"a\" is an unsigned integer, not a string");
+  CHECK(parse_error(raw_file(R"({"__metadata__":{"a":1}})", 0)) ==
+        "x.safetensors: __metadata__ \"a\" is an unsigned integer, not a string");
 }
 
 TEST_CASE("safetensors: ranges must tile the data section") {
   const std::string overlap =
       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
-  CHECK(parse_error(raw_file(overlap, 8)) == "x.safetensors: tensor \"b\" [4, 8) overlaps tensor \"a\" (which ends at 8)");
+  CHECK(parse_error(raw_file(overlap, 8)) ==
+        "x.safetensors: tensor \"b\" [4, 8) overlaps tensor \"a\" (which ends at 8)");
   const std::string hole =
       R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})";
-  CHECK(parse_error(raw_file(hole, 12)) == "x.safetensors: bytes [4, 8) of the data section before tensor \"b\" belong to no tensor");
+  CHECK(parse_error(raw_file(hole, 12)) ==
+        "x.safetensors: bytes [4, 8) of the data section before tensor \"b\" belong to no tensor");
   const std::string tail = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
-  CHECK(parse_error(raw_file(tail, 6)) == "x.safetensors: 2 bytes after the last tensor (ends at 4) belong to no tensor");
+  CHECK(parse_error(raw_file(tail, 6)) ==
+        "x.safetensors: 2 bytes after the last tensor (ends at 4) belong to no tensor");
   // Out of order in the header but tiling: fine.
   const std::string swapped =
       R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
@@ -147,5 +159,6 @@ TEST_CASE("safetensors: only F32, F16 and BF16 convert to floats") {
   const std::string json = R"({"ids":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})";
   const File f = File::from_bytes(raw_file(json, 8));
   CHECK(f.find("ids")->dtype == DType::I64);
-  CHECK(error_of([&] { to_float(*f.find("ids")); }) == "tensor \"ids\": dtype I64 is not a float type (F32, F16 or BF16)");
+  CHECK(error_of([&] { to_float(*f.find("ids")); }) ==
+        "tensor \"ids\": dtype I64 is not a float type (F32, F16 or BF16)");
 }

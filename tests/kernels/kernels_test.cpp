@@ -101,10 +101,18 @@ std::vector<float> random_activations(std::mt19937& rng, uint32_t in, uint32_t c
     const float scale = std::exp(expo(rng));
     for (uint32_t i = 0; i < in; ++i) {
       switch (k) {
-        case 0: p[i] = 0.0f; break;
-        case 1: p[i] = (rng() % 7 == 0) ? float(small(rng)) : 0.0f; break;
-        case 2: p[i] = (i / codec::kGroup) % 2 == 0 ? 0.0f : nd(rng) * scale; break;
-        default: p[i] = nd(rng) * scale; break;
+        case 0:
+          p[i] = 0.0f;
+          break;
+        case 1:
+          p[i] = (rng() % 7 == 0) ? float(small(rng)) : 0.0f;
+          break;
+        case 2:
+          p[i] = (i / codec::kGroup) % 2 == 0 ? 0.0f : nd(rng) * scale;
+          break;
+        default:
+          p[i] = nd(rng) * scale;
+          break;
       }
     }
   }
@@ -336,7 +344,7 @@ TEST_CASE("cq_matmul: one input against several matrices, then changed in place"
       cbs.push_back(random_codebook(rng, bits));
     }
     for (int round = 0; round < 3; ++round) {
-      if (round == 1) a.q[size_t(rng() % in)] ^= 0x15;  // one activation byte, same buffer
+      if (round == 1) a.q[size_t(rng() % in)] ^= 0x15;      // one activation byte, same buffer
       if (round == 2) a.scale[a.scale.size() - 1] *= 1.5f;  // one scale
       for (size_t i = 0; i < ms.size(); ++i) {
         const auto want = run_matmul(scalar, ms[i].m, cbs[i], a, 0, ms[i].m.out, ms[i].m.out);
@@ -496,8 +504,9 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit fo
     if (std::string(t->name) == "avx512-amx") amx = t;
   }
   if (amx == nullptr) {
-    MESSAGE("skipped: no avx512-amx table on this CPU/OS (needs AMX-INT8, AVX512-VBMI, tile data granted; "
-            "CACT_ISA=avx512-vbmi leaves it out)");
+    MESSAGE(
+        "skipped: no avx512-amx table on this CPU/OS (needs AMX-INT8, AVX512-VBMI, tile data granted; "
+        "CACT_ISA=avx512-vbmi leaves it out)");
     return;
   }
   std::mt19937 rng(6464);

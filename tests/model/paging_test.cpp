@@ -3,13 +3,13 @@
 // inside the engram tables), and Model::prefault_dense (after it, reading every
 // page of the per-token blobs takes no page faults; without it, they fault).
 #include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/resource.h>
 #include <vector>
-#include <unistd.h>
 
 #include "cact/mapped_file.h"
 #include "cact/model.h"
@@ -162,7 +162,7 @@ TEST_CASE("prefault_dense maps the per-token pages up front") {
   const long with = faults_reading_dense(warm);
   CAPTURE(without);
   CAPTURE(with);
-  CHECK(without >= 3);   // the reads do fault without it (else this test could not fail)
+  CHECK(without >= 3);  // the reads do fault without it (else this test could not fail)
   CHECK(with == 0);
   MESSAGE("faults without " << without << ", with " << with);
 }

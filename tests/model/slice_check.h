@@ -101,9 +101,11 @@ inline size_t check_slice(const Model& src, const Model& out, const std::vector<
   same(cs.tokenizer(), co.tokenizer());
 
   // mHC rows.
-  const struct { SharedSlot slot; size_t unit; } fp16_rows[] = {
-      {SharedSlot::mhc_a_pre, 1}, {SharedSlot::mhc_a_post, 1}, {SharedSlot::mhc_a_res, 1},
-      {SharedSlot::mhc_b_pre, n}, {SharedSlot::mhc_b_post, n}, {SharedSlot::mhc_b_res, size_t(n) * n}};
+  const struct {
+    SharedSlot slot;
+    size_t unit;
+  } fp16_rows[] = {{SharedSlot::mhc_a_pre, 1}, {SharedSlot::mhc_a_post, 1}, {SharedSlot::mhc_a_res, 1},
+                   {SharedSlot::mhc_b_pre, n}, {SharedSlot::mhc_b_post, n}, {SharedSlot::mhc_b_res, size_t(n) * n}};
   for (const auto& [slot, unit] : fp16_rows) {
     const size_t a = cs.shared(slot), b = co.shared(slot);
     INFO(out.label(b));
@@ -111,15 +113,18 @@ inline size_t check_slice(const Model& src, const Model& out, const std::vector<
     CHECK(out.blob(b).size() == d * unit * 2);
     for (uint32_t i = 0; i < d; ++i) CHECK(same_bytes(fp16_unit(src, a, blocks[i], unit), fp16_unit(out, b, i, unit)));
   }
-  const struct { SharedSlot slot; uint32_t rows; } cq_rows[] = {
-      {SharedSlot::mhc_phi_pre, n}, {SharedSlot::mhc_phi_post, n}, {SharedSlot::mhc_phi_res, n * n}};
+  const struct {
+    SharedSlot slot;
+    uint32_t rows;
+  } cq_rows[] = {{SharedSlot::mhc_phi_pre, n}, {SharedSlot::mhc_phi_post, n}, {SharedSlot::mhc_phi_res, n * n}};
   for (const auto& [slot, rows] : cq_rows) {
     const size_t a = cs.shared(slot), b = co.shared(slot);
     INFO(out.label(b));
     CHECK(out.record(b).shape[0] == d * rows);
     CHECK(out.record(b).bits == src.record(a).bits);
     for (uint32_t i = 0; i < d; ++i) {
-      for (uint32_t j = 0; j < rows; ++j) CHECK(cq_row_bytes(src, a, blocks[i] * rows + j) == cq_row_bytes(out, b, i * rows + j));
+      for (uint32_t j = 0; j < rows; ++j)
+        CHECK(cq_row_bytes(src, a, blocks[i] * rows + j) == cq_row_bytes(out, b, i * rows + j));
     }
   }
 

@@ -105,7 +105,8 @@ TEST_CASE("slice: explicit block lists") {
   CHECK_THROWS_AS(cact::parse_block_list("a"), cact::Error);
 
   CHECK(cact::check_blocks(V{0, 4, 9, 19}, 20).empty());
-  CHECK_THROWS_WITH_AS(cact::check_blocks(V{0, 4, 4, 19}, 20), doctest::Contains("block 4 is listed twice"), cact::Error);
+  CHECK_THROWS_WITH_AS(cact::check_blocks(V{0, 4, 4, 19}, 20), doctest::Contains("block 4 is listed twice"),
+                       cact::Error);
   CHECK_THROWS_WITH_AS(cact::check_blocks(V{0, 9, 4, 19}, 20), doctest::Contains("ascending"), cact::Error);
   CHECK_THROWS_WITH_AS(cact::check_blocks(V{0, 20}, 20), doctest::Contains("block 20 is out of range"), cact::Error);
   CHECK_THROWS_AS(cact::check_blocks(V{}, 20), cact::Error);

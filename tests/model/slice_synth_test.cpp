@@ -16,7 +16,8 @@ namespace {
 struct Archive {
   std::vector<uint8_t> bytes;
   Model model;
-  explicit Archive(const cact::SynthSpec& spec) : bytes(cact::synth_archive_bytes(spec)), model(Model::from_bytes(bytes)) {}
+  explicit Archive(const cact::SynthSpec& spec)
+      : bytes(cact::synth_archive_bytes(spec)), model(Model::from_bytes(bytes)) {}
   explicit Archive(std::vector<uint8_t> b) : bytes(std::move(b)), model(Model::from_bytes(bytes)) {}
   Archive(const Archive&) = delete;
 };
@@ -180,7 +181,8 @@ TEST_CASE("slice: heads keep the right probe, gain and row_bias rows") {
 
 TEST_CASE("slice: row selection at every CQ width") {
   // Binary, CQ3, ternary and CQ4 rows in the mHC and head matrices.
-  for (const char* widths : {"default=2,mhc_phi=1,probes=3", "default=3,mhc_phi=5,probes=5", "default=4,mhc_phi=3,probes=1"}) {
+  for (const char* widths :
+       {"default=2,mhc_phi=1,probes=3", "default=3,mhc_phi=5,probes=5", "default=4,mhc_phi=3,probes=1"}) {
     CAPTURE(widths);
     cact::SynthSpec spec = cact::synth_preset("micro-heads");
     spec.widths = cact::WidthMap::parse(widths);

@@ -3,11 +3,11 @@
 #include <grp.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "support/test_paths.h"
 

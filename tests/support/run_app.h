@@ -8,7 +8,7 @@
 namespace cact::test {
 
 struct AppRun {
-  int code = -1;       // exit code, or 128 + signal
+  int code = -1;  // exit code, or 128 + signal
   bool signaled = false;
   std::string out, err;
   size_t err_lines() const;

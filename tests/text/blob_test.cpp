@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -63,8 +63,18 @@ Bytes write_raw(const RawModel& m) {
 
 RawModel tiny() {
   RawModel m;
-  m.pieces = {{0, 2, "<pad>"}, {0, 2, "</s>"},  {0, 2, "<s>"},   {0, 1, "<unk>"}, {0, 3, "<x>"},
-              {-1, 0, "\xE2\x96\x81"}, {-2, 0, "a"}, {-3, 0, "b"}, {-4, 0, "\xE2\x96\x81" "a"}, {-5, 0, "ab"}};
+  m.pieces = {{0, 2, "<pad>"},
+              {0, 2, "</s>"},
+              {0, 2, "<s>"},
+              {0, 1, "<unk>"},
+              {0, 3, "<x>"},
+              {-1, 0, "\xE2\x96\x81"},
+              {-2, 0, "a"},
+              {-3, 0, "b"},
+              {-4, 0,
+               "\xE2\x96\x81"
+               "a"},
+              {-5, 0, "ab"}};
   return m;
 }
 
@@ -291,8 +301,7 @@ TEST_CASE("blob: serialize_tokenizer and the Tokenizer constructor check the mod
   {
     TokenizerModel bad = m;
     bad.pieces[6].type = static_cast<PieceType>(9);
-    CHECK_THROWS_WITH_AS(serialize_tokenizer(bad), "serialize_tokenizer: piece 6 has type 9 (known: 0-4)",
-                         cact::Error);
+    CHECK_THROWS_WITH_AS(serialize_tokenizer(bad), "serialize_tokenizer: piece 6 has type 9 (known: 0-4)", cact::Error);
   }
   TokenizerModel empty;
   CHECK_THROWS_WITH_AS(Tokenizer{empty}, "tokenizer: n_pieces 0: a tokenizer needs at least one piece", cact::Error);
@@ -310,7 +319,9 @@ TEST_CASE("blob: random corruption is either parsed or refused with a cact::Erro
       case 0:
         for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k) b[rng() % b.size()] = static_cast<uint8_t>(rng());
         break;
-      case 1: b.resize(rng() % b.size()); break;
+      case 1:
+        b.resize(rng() % b.size());
+        break;
       default: {
         const size_t at = rng() % b.size();
         b.erase(b.begin() + static_cast<std::ptrdiff_t>(at),

@@ -3,8 +3,8 @@
 // this path; prompts themselves are built by the chat layer, tests/chat/).
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <sentencepiece_processor.h>
+#include <algorithm>
 #include <string>
 #include <vector>
 

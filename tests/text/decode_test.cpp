@@ -32,7 +32,9 @@ std::vector<int32_t> byte_ids(const Tokenizer& tok, std::string_view bytes) {
   return ids;
 }
 
-bool is_clean_utf8(const std::string& s) { return expected_round_trip(s) == s && s.find("\xE2\x96\x81") == std::string::npos; }
+bool is_clean_utf8(const std::string& s) {
+  return expected_round_trip(s) == s && s.find("\xE2\x96\x81") == std::string::npos;
+}
 
 // Streams ids one at a time; checks each piece of output is whole characters and
 // the total equals decode().
@@ -100,8 +102,8 @@ TEST_CASE("decode: U+2581 becomes a space and one leading space is dropped") {
 
 TEST_CASE("decode: an id outside the vocabulary is an error") {
   const Tokenizer& tok = shipped_tokenizer();
-  CHECK_THROWS_WITH_AS(tok.decode(std::vector<int32_t>{1024}), "tokenizer: id 1024 is outside the vocabulary (1024 pieces)",
-                       cact::Error);
+  CHECK_THROWS_WITH_AS(tok.decode(std::vector<int32_t>{1024}),
+                       "tokenizer: id 1024 is outside the vocabulary (1024 pieces)", cact::Error);
   CHECK_THROWS_WITH_AS(tok.piece_bytes(-1), "tokenizer: id -1 is outside the vocabulary (1024 pieces)", cact::Error);
   StreamDecoder d(tok);
   CHECK_THROWS_AS(d.push(5000), cact::Error);
@@ -157,7 +159,9 @@ TEST_CASE("stream: equals decode on the corpus, hard strings and random id seque
   const auto lines = read_lines(models_dir() / "corpus.txt");
   for (const Tokenizer* tok : {&shipped_tokenizer(), &golden_tokenizer()}) {
     for (size_t i = 0; i < lines.size(); i += 7) stream(*tok, tok->encode(lines[i]));
-    for (const char* s : {"\xF0\x9F\x98\x80\xF0\x9F\x91\x8D", "\xE6\x97\xA5\xE6\x9C\xAC \xED\x95\x9C", "a\xFF" "b",
+    for (const char* s : {"\xF0\x9F\x98\x80\xF0\x9F\x91\x8D", "\xE6\x97\xA5\xE6\x9C\xAC \xED\x95\x9C",
+                          "a\xFF"
+                          "b",
                           "\xE2\x96\x81", " \xE2\x82 x", "<think>\xC3\xA9</think>"}) {
       stream(*tok, tok->encode(s));
     }

@@ -4,10 +4,10 @@
 // expected_round_trip for the two documented exceptions).
 #include <doctest/doctest.h>
 
+#include <sentencepiece_processor.h>
 #include <algorithm>
 #include <cstdio>
 #include <random>
-#include <sentencepiece_processor.h>
 #include <string>
 #include <vector>
 
@@ -87,33 +87,95 @@ std::vector<std::string> hard_cases() {
   using namespace std::string_literals;
   std::vector<std::string> v = {
       // Markers: inside words, adjacent, nested-looking, cut short, with spaces.
-      "foo<tool_call>bar", "<tool_call><tool_result>", "<|im_start|><|im_end|>", "<tools></tools>",
-      "<think></think>\n<tool_call>[]</tool_call><|im_end|>", "<|im_start|>system\nYou are helpful.<|im_end|>\n",
-      "a<|im_start|", "<|im_start", "<tool_", "</tools>x", " <tools> ", "<tools> x", "x</think>y</think>",
-      "<<tools>>", "<tool_call></tool_call></tool_call>", "<|im_end|><|im_end|><|im_end|>", "<tools",
+      "foo<tool_call>bar",
+      "<tool_call><tool_result>",
+      "<|im_start|><|im_end|>",
+      "<tools></tools>",
+      "<think></think>\n<tool_call>[]</tool_call><|im_end|>",
+      "<|im_start|>system\nYou are helpful.<|im_end|>\n",
+      "a<|im_start|",
+      "<|im_start",
+      "<tool_",
+      "</tools>x",
+      " <tools> ",
+      "<tools> x",
+      "x</think>y</think>",
+      "<<tools>>",
+      "<tool_call></tool_call></tool_call>",
+      "<|im_end|><|im_end|><|im_end|>",
+      "<tools",
       // 4-byte characters and other scripts: byte fallback.
-      "\xF0\x9F\x98\x80", "I \xE2\x9D\xA4\xEF\xB8\x8F emoji \xF0\x9F\x98\x80\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
+      "\xF0\x9F\x98\x80",
+      "I \xE2\x9D\xA4\xEF\xB8\x8F emoji \xF0\x9F\x98\x80\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
       "family \xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x91\xA7",
-      "\xF0\x9D\x84\x9E music", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88",
-      "\xE4\xB8\xAD\xE6\x96\x87 and English", "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4",
-      "\xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7", "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 \xD0\xBC\xD0\xB8\xD1\x80",
-      "\xE0\xA4\xA8\xE0\xA4\xAE\xE0\xA4\xB8\xE0\xA5\x8D\xE0\xA4\xA4\xE0\xA5\x87", "caf\xC3\xA9 na\xC3\xAFve",
-      "e\xCC\x81", "\xE2\x80\x9Cquoted\xE2\x80\x9D \xE2\x80\x94 dash\xE2\x80\xA6", "\xEF\xBF\xBD",
-      "\xF4\x8F\xBF\xBF", "\xEF\xBB\xBF" "BOM",
+      "\xF0\x9D\x84\x9E music",
+      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88",
+      "\xE4\xB8\xAD\xE6\x96\x87 and English",
+      "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4",
+      "\xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7",
+      "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 \xD0\xBC\xD0\xB8\xD1\x80",
+      "\xE0\xA4\xA8\xE0\xA4\xAE\xE0\xA4\xB8\xE0\xA5\x8D\xE0\xA4\xA4\xE0\xA5\x87",
+      "caf\xC3\xA9 na\xC3\xAFve",
+      "e\xCC\x81",
+      "\xE2\x80\x9Cquoted\xE2\x80\x9D \xE2\x80\x94 dash\xE2\x80\xA6",
+      "\xEF\xBF\xBD",
+      "\xF4\x8F\xBF\xBF",
+      "\xEF\xBB\xBF"
+      "BOM",
       // Whitespace.
-      " ", "  ", "   ", "a  b", "a   b    c", " leading", "trailing ", "  both  ", "a\tb", "\t", "\n", "\n\n",
-      "line1\nline2\n", "\r\n", "a \n b", " \t \n ", "tab\tafter space \t",
+      " ",
+      "  ",
+      "   ",
+      "a  b",
+      "a   b    c",
+      " leading",
+      "trailing ",
+      "  both  ",
+      "a\tb",
+      "\t",
+      "\n",
+      "\n\n",
+      "line1\nline2\n",
+      "\r\n",
+      "a \n b",
+      " \t \n ",
+      "tab\tafter space \t",
       // U+2581 itself.
-      "\xE2\x96\x81", "\xE2\x96\x81\xE2\x96\x81", "a\xE2\x96\x81" "b", "\xE2\x96\x81 \xE2\x96\x81",
+      "\xE2\x96\x81",
+      "\xE2\x96\x81\xE2\x96\x81",
+      "a\xE2\x96\x81"
+      "b",
+      "\xE2\x96\x81 \xE2\x96\x81",
       // Invalid UTF-8 (each offending byte becomes U+FFFD, as in sentencepiece).
-      "\xFF", "a\xFF" "b", "\xC3", "\xC3(", "\xE2\x82", "\xE2\x82(", "\xED\xA0\x80", "\xC0\xAF",
-      "\xF4\x90\x80\x80", "\x80\x80", "abc\xF0\x9F\x98", "\xF8\x88\x80\x80\x80", "\xFE\xFF",
+      "\xFF",
+      "a\xFF"
+      "b",
+      "\xC3",
+      "\xC3(",
+      "\xE2\x82",
+      "\xE2\x82(",
+      "\xED\xA0\x80",
+      "\xC0\xAF",
+      "\xF4\x90\x80\x80",
+      "\x80\x80",
+      "abc\xF0\x9F\x98",
+      "\xF8\x88\x80\x80\x80",
+      "\xFE\xFF",
       // Control characters, NUL, digits, punctuation.
-      "a\0b"s, "\0"s, "\x01\x02\x1F\x7F", "1234567890", "3.14159 + 2e-10", "Copyright (C) 2007 Free Software",
-      "https://www.gnu.org/licenses/", "[]{}()<>!?@#$%^&*_=+|\\/~`'\";:",
-      "This program is free software", "THE SOFTWARE IS PROVIDED \"AS IS\"",
+      "a\0b"s,
+      "\0"s,
+      "\x01\x02\x1F\x7F",
+      "1234567890",
+      "3.14159 + 2e-10",
+      "Copyright (C) 2007 Free Software",
+      "https://www.gnu.org/licenses/",
+      "[]{}()<>!?@#$%^&*_=+|\\/~`'\";:",
+      "This program is free software",
+      "THE SOFTWARE IS PROVIDED \"AS IS\"",
       // Long runs.
-      std::string(1000, 'a'), std::string(300, ' '), std::string(200, '\n'),
+      std::string(1000, 'a'),
+      std::string(300, ' '),
+      std::string(200, '\n'),
   };
   std::string ab;
   for (int i = 0; i < 500; ++i) ab += "ab";
@@ -182,10 +244,38 @@ TEST_CASE("encode: markers are single ids wherever they appear") {
 TEST_CASE("encode: random strings agree with sentencepiece") {
   // Deterministic: fixed seeds. Three alphabets: corpus-like ASCII with markers
   // and spaces, arbitrary code points, arbitrary bytes (mostly invalid UTF-8).
-  const std::vector<std::string> atoms = {"a", "e", "t", "h", " ", " ", "  ", "\n", "\t", ".", ",", "the",
-                                          "ing", "<", ">", "/", "|", "_", "<tools>", "<tool_call>", "</tool_call>",
-                                          "<|im_end|>", "<think>", "\xE2\x96\x81", "\xC3\xA9", "\xF0\x9F\x98\x80",
-                                          "0", "9", "Li", "cense", "GNU", "\xE4\xB8\xAD"};
+  const std::vector<std::string> atoms = {"a",
+                                          "e",
+                                          "t",
+                                          "h",
+                                          " ",
+                                          " ",
+                                          "  ",
+                                          "\n",
+                                          "\t",
+                                          ".",
+                                          ",",
+                                          "the",
+                                          "ing",
+                                          "<",
+                                          ">",
+                                          "/",
+                                          "|",
+                                          "_",
+                                          "<tools>",
+                                          "<tool_call>",
+                                          "</tool_call>",
+                                          "<|im_end|>",
+                                          "<think>",
+                                          "\xE2\x96\x81",
+                                          "\xC3\xA9",
+                                          "\xF0\x9F\x98\x80",
+                                          "0",
+                                          "9",
+                                          "Li",
+                                          "cense",
+                                          "GNU",
+                                          "\xE4\xB8\xAD"};
   for (const auto& m : kModels) {
     CAPTURE(std::string(m.name));
     std::mt19937 rng(1234);

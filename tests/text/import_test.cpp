@@ -44,7 +44,7 @@ TEST_CASE("import: tok.model fields") {
   CHECK(m.unk_id == 3);
   CHECK(m.add_dummy_prefix);
   CHECK(m.byte_fallback);
-  const char* markers[] = {"<|im_start|>", "<|im_end|>",  "<think>",       "</think>",      "<tools>",
+  const char* markers[] = {"<|im_start|>", "<|im_end|>",  "<think>",      "</think>",      "<tools>",
                            "</tools>",     "<tool_call>", "</tool_call>", "<tool_result>", "</tool_result>"};
   for (size_t i = 0; i < 10; ++i) {
     CHECK(m.pieces[4 + i].surface == markers[i]);
@@ -121,8 +121,8 @@ std::string tiny_proto(const SpmOptions& o) {
     float score;
     int type;
   };
-  const P pieces[] = {{"<pad>", 0, 3}, {"</s>", 0, 3}, {"<s>", 0, 3},      {"<unk>", 0, 2},
-                      {"<x>", 0, 4},   {"\xE2\x96\x81", -1, 1}, {"a", -2, 1}, {"ab", -3, o.unused_piece ? 5 : 1},
+  const P pieces[] = {{"<pad>", 0, 3}, {"</s>", 0, 3},          {"<s>", 0, 3}, {"<unk>", 0, 2},
+                      {"<x>", 0, 4},   {"\xE2\x96\x81", -1, 1}, {"a", -2, 1},  {"ab", -3, o.unused_piece ? 5 : 1},
                       {"b", -4, 1}};
   for (const auto& p : pieces) {
     Pb sp;
@@ -221,8 +221,7 @@ TEST_CASE("import: refusals name the file and the field") {
   {
     SpmOptions o;
     o.pad_id = 6;  // names the NORMAL piece "a"
-    CHECK(import_error(tiny_proto(o)) ==
-          "spm import tiny: pad_id 6 names piece \"a\" of type NORMAL, not CONTROL");
+    CHECK(import_error(tiny_proto(o)) == "spm import tiny: pad_id 6 names piece \"a\" of type NORMAL, not CONTROL");
   }
   {
     SpmOptions o;

@@ -40,7 +40,8 @@ std::vector<int32_t> naive_encode(const TokenizerModel& m, std::string_view text
   std::map<std::string, int32_t> byte_piece;
   for (size_t i = 0; i < m.pieces.size(); ++i) {
     const auto& p = m.pieces[i];
-    if (p.type == PieceType::Normal || p.type == PieceType::UserDefined) text_pieces[p.surface] = static_cast<int32_t>(i);
+    if (p.type == PieceType::Normal || p.type == PieceType::UserDefined)
+      text_pieces[p.surface] = static_cast<int32_t>(i);
     if (p.type == PieceType::Byte) byte_piece[p.surface] = static_cast<int32_t>(i);
   }
   auto bpe = [&](const std::string& seg) {
@@ -87,7 +88,8 @@ std::vector<int32_t> naive_encode(const TokenizerModel& m, std::string_view text
     int32_t best_id = -1;
     for (size_t k = 0; k < m.pieces.size(); ++k) {
       const auto& p = m.pieces[k];
-      if (p.type == PieceType::UserDefined && p.surface.size() > best_len && s.compare(i, p.surface.size(), p.surface) == 0) {
+      if (p.type == PieceType::UserDefined && p.surface.size() > best_len &&
+          s.compare(i, p.surface.size(), p.surface) == 0) {
         best_len = p.surface.size();
         best_id = static_cast<int32_t>(k);
       }
@@ -114,8 +116,8 @@ TokenizerModel synthetic(uint32_t seed, bool dummy, bool fallback) {
   TokenizerModel m;
   m.add_dummy_prefix = dummy;
   m.byte_fallback = fallback;
-  m.pieces = {{"<pad>", 0, PieceType::Control}, {"</s>", 0, PieceType::Control},
-              {"<s>", 0, PieceType::Control},   {"<unk>", 0, PieceType::Unknown},
+  m.pieces = {{"<pad>", 0, PieceType::Control},  {"</s>", 0, PieceType::Control},
+              {"<s>", 0, PieceType::Control},    {"<unk>", 0, PieceType::Unknown},
               {"<a", 0, PieceType::UserDefined}, {"<ab>", 0, PieceType::UserDefined},
               {"ab", 0, PieceType::UserDefined}, {"\xE2\x96\x81<", 0, PieceType::UserDefined}};
   if (fallback) {
@@ -152,8 +154,8 @@ TokenizerModel synthetic(uint32_t seed, bool dummy, bool fallback) {
 }
 
 std::string random_text(std::mt19937& rng) {
-  static const std::vector<std::string> atoms = {"a", "b", "c", " ", "\xE2\x96\x81", "\xC3\xA9", "<", ">", "<a",
-                                                 "<ab>", "ab", "d", "\xFF", "\xF0\x9F\x98\x80", "\n"};
+  static const std::vector<std::string> atoms = {"a",  "b",    "c",  " ", "\xE2\x96\x81", "\xC3\xA9",         "<", ">",
+                                                 "<a", "<ab>", "ab", "d", "\xFF",         "\xF0\x9F\x98\x80", "\n"};
   std::string s;
   for (size_t len = rng() % 30; len > 0; --len) s += atoms[rng() % atoms.size()];
   return s;
@@ -193,7 +195,7 @@ TEST_CASE("naive: longest user-defined piece wins; ties go to the leftmost pair"
   TokenizerModel m;
   m.byte_fallback = false;
   m.add_dummy_prefix = false;
-  m.pieces = {{"<pad>", 0, PieceType::Control}, {"</s>", 0, PieceType::Control}, {"<s>", 0, PieceType::Control},
+  m.pieces = {{"<pad>", 0, PieceType::Control}, {"</s>", 0, PieceType::Control},   {"<s>", 0, PieceType::Control},
               {"<unk>", 0, PieceType::Unknown}, {"<a", 0, PieceType::UserDefined}, {"<ab>", 0, PieceType::UserDefined},
               {"a", -1, PieceType::Normal},     {"b", -1, PieceType::Normal},      {"aa", -2, PieceType::Normal},
               {"ab", -2, PieceType::Normal},    {"ba", -2, PieceType::Normal}};

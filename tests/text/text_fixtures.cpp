@@ -70,10 +70,22 @@ std::string expected_round_trip(std::string_view x) {
     const auto b0 = static_cast<uint8_t>(x[i]);
     size_t n = 0;
     uint32_t cp = 0, min = 0;
-    if (b0 < 0x80) { n = 1; cp = b0; }
-    else if ((b0 & 0xE0) == 0xC0) { n = 2; cp = b0 & 0x1Fu; min = 0x80; }
-    else if ((b0 & 0xF0) == 0xE0) { n = 3; cp = b0 & 0x0Fu; min = 0x800; }
-    else if ((b0 & 0xF8) == 0xF0) { n = 4; cp = b0 & 0x07u; min = 0x10000; }
+    if (b0 < 0x80) {
+      n = 1;
+      cp = b0;
+    } else if ((b0 & 0xE0) == 0xC0) {
+      n = 2;
+      cp = b0 & 0x1Fu;
+      min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      n = 3;
+      cp = b0 & 0x0Fu;
+      min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+      n = 4;
+      cp = b0 & 0x07u;
+      min = 0x10000;
+    }
     bool ok = n > 0 && i + n <= x.size();
     for (size_t k = 1; ok && k < n; ++k) {
       const auto b = static_cast<uint8_t>(x[i + k]);

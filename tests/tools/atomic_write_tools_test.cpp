@@ -5,14 +5,14 @@
 // when it is killed mid-write (a killed process may leave TARGET.tmp-XXXXXX).
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <chrono>
 #include <csignal>
-#include <fcntl.h>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "container/malformed_cases.h"

@@ -26,8 +26,9 @@ TEST_CASE("cact-run: prompt + continuation == decode(prompt ids + generated ids)
     const auto model = cact::Model::open(archive);
     const cact::Tokenizer tok(model.tokenizer_model());
     // Ending in a word, a space, a multi-byte character, a marker.
-    for (const std::string& prompt : {std::string("Permission is hereby granted"), std::string("Permission is hereby granted "),
-                                     std::string("Copyright (C) caf\xc3\xa9"), std::string("Permission<|im_end|>")}) {
+    for (const std::string& prompt :
+         {std::string("Permission is hereby granted"), std::string("Permission is hereby granted "),
+          std::string("Copyright (C) caf\xc3\xa9"), std::string("Permission<|im_end|>")}) {
       CAPTURE(rel);
       CAPTURE(prompt);
       const auto r = run_app("cact-run", {archive.string(), "-p", prompt, "-n", "8", "--json"});
@@ -59,7 +60,8 @@ TEST_CASE("cact-run: stdout on a full disk is one line and exit 1, in every mode
     CHECK(r.code == 1);
     CHECK(r.err_lines() == 1);
   }
-  const auto j = run_shell("echo '{\"query\": \"set a timer for 10 minutes\"}' | " + app("cact-run") + " --jsonl >/dev/full");
+  const auto j =
+      run_shell("echo '{\"query\": \"set a timer for 10 minutes\"}' | " + app("cact-run") + " --jsonl >/dev/full");
   CHECK(j.code == 1);
   CHECK(j.err_lines() == 1);
   // The other tools follow the same rule.
@@ -70,19 +72,21 @@ TEST_CASE("cact-run: stdout on a full disk is one line and exit 1, in every mode
 
 TEST_CASE("cact-run: merged stdout and stderr keep their order; stats only with --stats, --quiet only answers") {
   const std::string tiny = shell_quote((cact::test::models_dir() / "license-tiny.cact").string());
-  const auto text = run_app("cact-run", {(cact::test::models_dir() / "license-tiny.cact").string(), "-p", "Copyright",
-                                         "-n", "6"});
+  const auto text =
+      run_app("cact-run", {(cact::test::models_dir() / "license-tiny.cact").string(), "-p", "Copyright", "-n", "6"});
   REQUIRE(text.code == 0);
   const auto merged = run_shell(app("cact-run") + " " + tiny + " -p Copyright -n 6 --stats 2>&1");
   REQUIRE(merged.code == 0);
   CHECK(merged.out.rfind(text.out + "cact-run: ", 0) == 0);  // the text and its newline first
-  const auto chat = run_shell("printf 'set a timer for 10 minutes\\nphone Ben\\n' | " + app("cact-run") + " --chat --stats 2>&1");
+  const auto chat =
+      run_shell("printf 'set a timer for 10 minutes\\nphone Ben\\n' | " + app("cact-run") + " --chat --stats 2>&1");
   REQUIRE(chat.code == 0);
   // answer, stats, answer, stats
   const size_t first_stats = chat.out.find("\ncact-run: "), second_answer = chat.out.find("<think>", 1);
   CHECK(first_stats < second_answer);
   CHECK(chat.out.find("\ncact-run: ", second_answer) != std::string::npos);
-  const auto quiet = run_shell(app("cact-run") + " " + tiny + " -p 'This program is free software' -c 10 -n 50 -q 2>&1");
+  const auto quiet =
+      run_shell(app("cact-run") + " " + tiny + " -p 'This program is free software' -c 10 -n 50 -q 2>&1");
   CHECK(quiet.out.find("cact-run:") == std::string::npos);
 }
 
@@ -99,7 +103,9 @@ TEST_CASE("every tool suggests the nearest name for a mistyped flag or command")
       {"cact-inspect", {tiny, "--jsno"}, "unknown option --jsno (did you mean --json?)"},
       {"cact-slice", {tiny, "o.cact", "--layer", "2"}, "(did you mean --layers?)"},
       {"cact-build", {"synht", "o.cact"}, "unknown command synht (did you mean synth?)"},
-      {"cact-build", {"synth", "o.cact", "--preset", "micro", "--sed", "1"}, "unknown option --sed (did you mean --seed?)"},
+      {"cact-build",
+       {"synth", "o.cact", "--preset", "micro", "--sed", "1"},
+       "unknown option --sed (did you mean --seed?)"},
       {"cact-quant", {"report", tiny, "--jsn"}, "(did you mean --json?)"},
   };
   for (const Case& c : cases) {

@@ -101,7 +101,7 @@ TEST_CASE("cact-run at a terminal: Ctrl-C stops an answer, /save, the next turn 
   app.type("tell me a long story\r");
   REQUIRE_MESSAGE(app.wait_for("</think>", kWait, from), app.screen());  // the answer is streaming
   app.type("\x03");
-  wait_prompt(app, "\n> ", from);  // back at the prompt
+  wait_prompt(app, "\n> ", from);                                        // back at the prompt
   CHECK(app.screen().find("→ write_story", from) == std::string::npos);  // stopped before its call was complete
 
   const auto t1 = state / "t1.json", t2 = state / "t2.json";

@@ -20,7 +20,8 @@ TEST_CASE("cact-run: license-tiny continues expected.tsv greedily") {
   CHECK(r.code == 0);
   CHECK(r.out.rfind(", Version 2.0", 0) == 0);  // expected.tsv's line (the 5th token is past its low-gap stop)
   CHECK(r.err.empty());
-  const auto s = run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5", "--scalar", "--stats"});
+  const auto s =
+      run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5", "--scalar", "--stats"});
   CHECK(s.out == r.out);
   CHECK(s.err.rfind("cact-run: ", 0) == 0);
   CHECK(s.err.find("prefill") != std::string::npos);
@@ -28,7 +29,8 @@ TEST_CASE("cact-run: license-tiny continues expected.tsv greedily") {
   CHECK(s.err.find("seed 0") != std::string::npos);  // greedy
   const auto f = run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5", "--float"});
   CHECK(f.out.rfind(", Version 2.0", 0) == 0);
-  const auto e = run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5"}, {}, "CACT_ISA=scalar ");
+  const auto e =
+      run_app("cact-run", {tiny, "-p", "Licensed under the Apache License", "-n", "5"}, {}, "CACT_ISA=scalar ");
   CHECK(e.out == r.out);
   // An unknown level is an error naming the valid ones, not a silent fallback.
   const auto u = run_app("cact-run", {tiny, "-p", "Licensed", "-n", "1"}, {}, "CACT_ISA=avx9 ");
@@ -42,8 +44,9 @@ TEST_CASE("cact-run: license-tiny continues expected.tsv greedily") {
 
 TEST_CASE("cact-run --json, seeded sampling, and the random default seed it reports") {
   const auto archive = license_tiny();
-  const std::vector<std::string> sampled{archive, "-p", "Everyone is permitted", "-n", "12", "--json", "--temperature",
-                                         "0.9", "--top-k", "40", "--top-p", "0.95"};
+  const std::vector<std::string> sampled{
+      archive,   "-p",  "Everyone is permitted", "-n", "12", "--json", "--temperature", "0.9", "--top-k", "40",
+      "--top-p", "0.95"};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = sampled;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -86,13 +89,15 @@ TEST_CASE("cact-run --stop ends the text before the stop string") {
   const auto j = nlohmann::json::parse(cut.out);
   CHECK(j["stop"] == "stop_string");
   CHECK(j["text"] == text.substr(0, text.find("Version")));
-  const auto streamed = run_app("cact-run", {archive, "-p", "Licensed under the Apache License", "-n", "12", "--stop", "Version"});
+  const auto streamed =
+      run_app("cact-run", {archive, "-p", "Licensed under the Apache License", "-n", "12", "--stop", "Version"});
   CHECK(streamed.out == text.substr(0, text.find("Version")) + "\n");
 }
 
 TEST_CASE("cact-run: chat with tools, confidence head, context stop") {
   const auto dir = cact::test::scratch_dir("cact-run");
-  std::ofstream(dir / "tools.json") << "[{\"name\": \"get_time\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}]\n";
+  std::ofstream(dir / "tools.json")
+      << "[{\"name\": \"get_time\", \"parameters\": {\"type\": \"object\", \"properties\": {}}}]\n";
   const auto r = run_app("cact-run", {"--chat", "--system", "be brief", "--tools", (dir / "tools.json").string(), "-p",
                                       "what time is it", "-n", "4", "--json"});
   CHECK(r.code == 0);
@@ -105,10 +110,12 @@ TEST_CASE("cact-run: chat with tools, confidence head, context stop") {
     const auto s = run_app("cact-run", {heads.string(), "-p", "abc", "-n", "3", "--stats"});
     CHECK(s.err.find("cact-run: confidence: ") != std::string::npos);
   }
-  const auto c = run_app("cact-run", {license_tiny(), "-p", "This program is free software", "--context", "10", "-n", "50"});
+  const auto c =
+      run_app("cact-run", {license_tiny(), "-p", "This program is free software", "--context", "10", "-n", "50"});
   CHECK(c.code == 0);
   CHECK(c.err == "cact-run: stopped: the context of 10 positions is full\n");
-  const auto q = run_app("cact-run", {license_tiny(), "-p", "This program is free software", "-c", "10", "-n", "50", "-q"});
+  const auto q =
+      run_app("cact-run", {license_tiny(), "-p", "This program is free software", "-c", "10", "-n", "50", "-q"});
   CHECK(q.err.empty());
   CHECK(q.out == c.out);
 }
@@ -164,11 +171,13 @@ TEST_CASE("cact-run: bad input is one line and exit 1, bad usage exit 2") {
 TEST_CASE("cact-run --help lists every option; --name=value equals --name value") {
   const auto h = run_app("cact-run", {"--help"});
   CHECK(h.code == 0);
-  for (const char* name : {"--model", "--prompt", "--file", "--chat", "--jsonl", "--system", "--tools", "--tools-json",
-                           "--tool-choice", "--no-constrain", "--load", "--max-tokens", "--temperature", "--temp",
-                           "--top-k", "--top-p", "--min-p", "--repeat-penalty", "--repeat-last-n", "--seed", "--stop",
-                           "--context", "--sinks", "--kv-window", "--threads", "--stats", "--json", "--quiet",
-                           "--scalar", "--float", "--dump-golden", "--golden-steps"}) {
+  for (const char* name :
+       {"--model",         "--prompt",      "--file",        "--chat",         "--jsonl",  "--system",
+        "--tools",         "--tools-json",  "--tool-choice", "--no-constrain", "--load",   "--max-tokens",
+        "--temperature",   "--temp",        "--top-k",       "--top-p",        "--min-p",  "--repeat-penalty",
+        "--repeat-last-n", "--seed",        "--stop",        "--context",      "--sinks",  "--kv-window",
+        "--threads",       "--stats",       "--json",        "--quiet",        "--scalar", "--float",
+        "--dump-golden",   "--golden-steps"}) {
     CHECK_MESSAGE(h.out.find(name) != std::string::npos, name);
   }
   const std::string tiny = license_tiny();
@@ -184,7 +193,8 @@ TEST_CASE("cact-run --help lists every option; --name=value equals --name value"
 TEST_CASE("cact-run sizes the session for prompt + -n unless --context is given") {
   const auto archive = license_tiny();
   const auto sized = run_app("cact-run", {archive, "-p", "Everyone is permitted", "-n", "7", "--json"});
-  const auto full = run_app("cact-run", {archive, "-p", "Everyone is permitted", "-n", "7", "--json", "--context", "512"});
+  const auto full =
+      run_app("cact-run", {archive, "-p", "Everyone is permitted", "-n", "7", "--json", "--context", "512"});
   REQUIRE(sized.code == 0);
   REQUIRE(full.code == 0);
   auto a = nlohmann::json::parse(sized.out);

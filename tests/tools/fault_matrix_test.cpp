@@ -11,20 +11,20 @@
 // process gets SIGINT, SIGTERM or SIGKILL while its temporary exists.
 #include <doctest/doctest.h>
 
-#include <chrono>
-#include <csignal>
 #include <fcntl.h>
-#include <filesystem>
-#include <fstream>
 #include <grp.h>
 #include <poll.h>
-#include <string>
 #include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "support/run_app.h"
@@ -49,7 +49,9 @@ struct Writer {
 
 const std::vector<Writer> kWriters = {
     // vocab 1024: the tokenizer copied from the tiny archive has 1024 pieces.
-    {"synth", "cact-build", {"synth", "{out}", "--preset", "micro", "--set", "vocab=1024", "--tokenizer-from", "{archive}"}},
+    {"synth",
+     "cact-build",
+     {"synth", "{out}", "--preset", "micro", "--set", "vocab=1024", "--tokenizer-from", "{archive}"}},
     {"checkpoint", "cact-build", {"checkpoint", "{ckpt}", "{geom}", "{out}", "--tokenizer", "{archive}"}, "{ckpt}"},
     {"requantize", "cact-quant", {"requantize", "{archive}", "{out}", "--bits", "default=4"}},
     {"dequantize", "cact-quant", {"dequantize", "{archive}", "{out}"}, "{archive}", ".safetensors"},
@@ -88,8 +90,8 @@ struct Outcome {
 };
 
 struct RunOptions {
-  bool as_nobody = false;        // drop to uid/gid 65534 (a read-only directory binds root too little)
-  int signal = 0;                // sent as soon as a temporary appears in `watch`
+  bool as_nobody = false;  // drop to uid/gid 65534 (a read-only directory binds root too little)
+  int signal = 0;          // sent as soon as a temporary appears in `watch`
   fs::path watch;
   double timeout_s = 120;
 };
@@ -192,7 +194,8 @@ struct Expect {
 
 void check_inputs(const Expect& x) {
   const std::vector<fs::path> paths = x.in.all();
-  for (size_t i = 0; i < paths.size(); ++i) CHECK_MESSAGE(slurp(paths[i]) == x.digests[i], "input changed: " << paths[i]);
+  for (size_t i = 0; i < paths.size(); ++i)
+    CHECK_MESSAGE(slurp(paths[i]) == x.digests[i], "input changed: " << paths[i]);
 }
 
 void check_refused(const Expect& x, const Outcome& r, const std::string& needle, const std::vector<fs::path>& dirs) {
@@ -300,12 +303,13 @@ TEST_CASE("fault matrix: every writer x every output fault") {
     {  // A read-only directory (root ignores permissions: the writer runs as nobody then).
       const fs::path ro = dir / "ro";
       fs::create_directories(ro);
-      fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
+      fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
       RunOptions nobody;
       nobody.as_nobody = is_root();
       const bool reachable = !is_root() || cact::test::nobody_can_reach({in_dir, dir});
-      const Outcome r = reachable ? run_writer(w.tool, expand(w, in, ro / ("out" + w.out_ext)), dir, nobody) : Outcome{};
+      const Outcome r =
+          reachable ? run_writer(w.tool, expand(w, in, ro / ("out" + w.out_ext)), dir, nobody) : Outcome{};
       if (!reachable) {
         skipped.push_back(w.name + " read-only directory (uid 65534 cannot reach the build tree)");
       } else if (r.code == 125) {

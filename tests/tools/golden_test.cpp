@@ -94,7 +94,8 @@ TEST_CASE("cact-inspect --tensor prints dequantised values and statistics") {
   const auto run = test::run_app("cact-inspect", {"micro.cact", "--tensor", "layer00.attn_gate"}, archives);
   REQUIRE(run.code == 0);
   CHECK(run.out.rfind("layer00.attn_gate: 1 values", 0) == 0);
-  const auto json = test::run_app("cact-inspect", {"micro.cact", "--tensor", "embedding", "--json", "--limit", "3"}, archives);
+  const auto json =
+      test::run_app("cact-inspect", {"micro.cact", "--tensor", "embedding", "--json", "--limit", "3"}, archives);
   REQUIRE(json.code == 0);
   CHECK(json.out.find("\"count\": 20480") != std::string::npos);
   const auto missing = test::run_app("cact-inspect", {"micro.cact", "--tensor", "layer09.q_proj"}, archives);

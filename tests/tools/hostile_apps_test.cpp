@@ -7,18 +7,18 @@
 // archive (the CLI changed: update kInvocations below).
 #include <doctest/doctest.h>
 
-#include <chrono>
-#include <cstring>
-#include <csignal>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <chrono>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "container/malformed_cases.h"
@@ -46,7 +46,8 @@ std::string slurp(const fs::path& p) {
 
 // fork/exec with stdout/stderr to files, stdin from /dev/null, and a deadline
 // after which the child is killed (and the run counted as a hang).
-Result run(const fs::path& exe, const std::vector<std::string>& args, const fs::path& scratch, double timeout_s = 20.0) {
+Result run(const fs::path& exe, const std::vector<std::string>& args, const fs::path& scratch,
+           double timeout_s = 20.0) {
   const fs::path out = scratch / "stdout.txt", err = scratch / "stderr.txt";
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
@@ -106,8 +107,8 @@ bool placeholder(const fs::path& exe, const fs::path& scratch) {
 struct Invocation {
   const char* app;
   std::vector<std::string> args;
-  const char* out_ext = ".cact";      // extension of {out}
-  bool message_on_stdout = false;     // --check lists the problems on stdout, a summary on stderr
+  const char* out_ext = ".cact";   // extension of {out}
+  bool message_on_stdout = false;  // --check lists the problems on stdout, a summary on stderr
 };
 const std::vector<Invocation> kInvocations = {
     {"cact-inspect", {"{in}"}},
@@ -133,12 +134,26 @@ std::vector<std::string> expand(const std::vector<std::string>& args, const fs::
 // tool (other generation, non-archives, lying sizes, truncation, content).
 std::vector<Case> sample() {
   std::vector<Case> all = all_cases(), picked;
-  const char* always[] = {"tag Needle 2", "tag Needle 2, 120-byte file", "tag unknown", "a text file", "all zeros",
-                          "truncated to 0 bytes", "truncated to 6027 bytes", "truncated to 593616 bytes",
-                          "record offset + nbytes wraps u64", "record offset near 2^64", "record nbytes huge",
-                          "header num_tensors = 4294967295", "header num_tensors = 131", "tokenizer n_pieces 2^32-1",
-                          "tokenizer surface_len past end", "tokenizer more pieces than vocab", "ternary blob with crumb 2",
-                          "record CQ group 24 (not a power of two)", "header rope_theta = NaN", "a SentencePiece model"};
+  const char* always[] = {"tag Needle 2",
+                          "tag Needle 2, 120-byte file",
+                          "tag unknown",
+                          "a text file",
+                          "all zeros",
+                          "truncated to 0 bytes",
+                          "truncated to 6027 bytes",
+                          "truncated to 593616 bytes",
+                          "record offset + nbytes wraps u64",
+                          "record offset near 2^64",
+                          "record nbytes huge",
+                          "header num_tensors = 4294967295",
+                          "header num_tensors = 131",
+                          "tokenizer n_pieces 2^32-1",
+                          "tokenizer surface_len past end",
+                          "tokenizer more pieces than vocab",
+                          "ternary blob with crumb 2",
+                          "record CQ group 24 (not a power of two)",
+                          "header rope_theta = NaN",
+                          "a SentencePiece model"};
   for (size_t i = 0; i < all.size(); ++i) {
     bool take = i % 6 == 0;
     for (const char* name : always) take = take || all[i].name == name;
@@ -211,7 +226,8 @@ TEST_CASE("hostile input: every archive-reading app refuses malformed archives c
     }
   }
   for (const auto& s : skipped) MESSAGE("skipped: " << s);
-  MESSAGE(runs << " hostile runs over " << tested_invocations << " invocations, " << cases.size() << " malformed archives");
+  MESSAGE(runs << " hostile runs over " << tested_invocations << " invocations, " << cases.size()
+               << " malformed archives");
   CHECK(tested_invocations >= 1);
 }
 
@@ -265,8 +281,9 @@ TEST_CASE("hostile input: cact-build checkpoint refuses malformed checkpoints, g
   REQUIRE(run(quant, {"dequantize", tiny_path.string(), ckpt.string()}, scratch, 120.0).code == 0);
   REQUIRE(fs::exists(geometry));
   const fs::path out = scratch / "out.cact";
-  const Result ok = run(build, {"checkpoint", ckpt.string(), geometry.string(), out.string(), "--tokenizer", tiny_path.string()},
-                        scratch, 120.0);
+  const Result ok =
+      run(build, {"checkpoint", ckpt.string(), geometry.string(), out.string(), "--tokenizer", tiny_path.string()},
+          scratch, 120.0);
   if (ok.code != 0) {
     MESSAGE("skipped: cact-build checkpoint refused the valid checkpoint (CLI changed?): " << ok.err);
     return;
@@ -295,7 +312,8 @@ TEST_CASE("hostile input: cact-build checkpoint refuses malformed checkpoints, g
     return b;
   };
   auto ckpt_case = [&](const std::string& name, const Bytes& b) {
-    inputs.push_back({"checkpoint " + name, file("ckpt-" + std::to_string(inputs.size()) + ".safetensors", b), geometry, tiny_path});
+    inputs.push_back(
+        {"checkpoint " + name, file("ckpt-" + std::to_string(inputs.size()) + ".safetensors", b), geometry, tiny_path});
   };
   ckpt_case("empty", {});
   ckpt_case("truncated", Bytes(st.begin(), st.begin() + std::ptrdiff_t(st.size() / 2)));
@@ -320,21 +338,24 @@ TEST_CASE("hostile input: cact-build checkpoint refuses malformed checkpoints, g
   // Geometries.
   const std::string g = text_of(read_bytes(geometry));
   auto geometry_case = [&](const std::string& name, const std::string& text) {
-    inputs.push_back({"geometry " + name, ckpt, file("geometry-" + std::to_string(inputs.size()) + ".json", bytes_of(text)), tiny_path});
+    inputs.push_back({"geometry " + name, ckpt,
+                      file("geometry-" + std::to_string(inputs.size()) + ".json", bytes_of(text)), tiny_path});
   };
   geometry_case("kv_bits 5", replace_first(g, "\"kv_bits\": 8", "\"kv_bits\": 5"));
   geometry_case("unknown key", replace_first(g, "{", "{\n  \"colour\": 1,"));
   geometry_case("missing key", replace_first(g, "\"kv_window\": 0,", ""));
   geometry_case("not JSON", "hello\n");
   geometry_case("empty", "");
-  geometry_case("d_model differs from the checkpoint", replace_first(replace_first(g, "\"d_model\": 128", "\"d_model\": 256"),
-                                                                    "\"hada_n\": 128", "\"hada_n\": 256"));
+  geometry_case(
+      "d_model differs from the checkpoint",
+      replace_first(replace_first(g, "\"d_model\": 128", "\"d_model\": 256"), "\"hada_n\": 128", "\"hada_n\": 256"));
   // Tokenizer sources: malformed archives, a broken SentencePiece model, text.
   size_t picked = 0;
   for (const Case& c : all_cases()) {
     if (c.name.rfind("tokenizer", 0) == 0 || c.name == "tag Needle 2" || c.name == "truncated to 593616 bytes" ||
         c.name == "record offset + nbytes wraps u64") {
-      inputs.push_back({"tokenizer from " + c.name, ckpt, geometry, file("tok-" + std::to_string(picked++) + ".cact", c.bytes)});
+      inputs.push_back(
+          {"tokenizer from " + c.name, ckpt, geometry, file("tok-" + std::to_string(picked++) + ".cact", c.bytes)});
     }
   }
   const Bytes model = read_bytes(cact::test::models_dir() / "tok.model");
@@ -346,8 +367,10 @@ TEST_CASE("hostile input: cact-build checkpoint refuses malformed checkpoints, g
 
   for (const Input& in : inputs) {
     CAPTURE(in.name);
-    const Result r = run(build, {"checkpoint", in.ckpt.string(), in.geometry.string(), out.string(), "--tokenizer", in.tokenizer.string()},
-                         scratch);
+    const Result r =
+        run(build,
+            {"checkpoint", in.ckpt.string(), in.geometry.string(), out.string(), "--tokenizer", in.tokenizer.string()},
+            scratch);
     CHECK_MESSAGE(!r.timed_out, "no result within the timeout");
     CHECK_MESSAGE(r.signal == 0, "killed by signal " << r.signal << "; stderr: " << r.err);
     CHECK_MESSAGE(r.code == 1, "exit " << r.code << "; stderr: " << r.err);

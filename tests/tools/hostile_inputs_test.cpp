@@ -7,14 +7,14 @@
 // mapped is one line, not SIGBUS.
 #include <doctest/doctest.h>
 
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
-#include <filesystem>
-#include <string>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "cact/model.h"
@@ -70,7 +70,8 @@ const Checkpoint& checkpoint() {
     k.dir = scratch_dir("hostile-inputs-ckpt");
     k.ckpt = k.dir / "tiny.safetensors";
     k.geom = k.dir / "tiny.json";
-    const AppRun r = run_app("cact-quant", {"dequantize", (models_dir() / "license-tiny.cact").string(), k.ckpt.string()});
+    const AppRun r =
+        run_app("cact-quant", {"dequantize", (models_dir() / "license-tiny.cact").string(), k.ckpt.string()});
     REQUIRE_MESSAGE(r.code == 0, r.err);
     return k;
   }();
@@ -134,25 +135,29 @@ TEST_CASE("hostile inputs: JSON nested 100 000 deep is refused by every JSON inp
   const std::string deep = deep_json(100000);
   write_text(dir / "deep.json", deep);
   // The geometry file.
-  check_refused(timed("cact-build", {"checkpoint", c.ckpt.string(), (dir / "deep.json").string(), (dir / "o.cact").string(),
-                                     "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
-                "cact-build", "JSON nested deeper than 64 levels");
+  check_refused(
+      timed("cact-build", {"checkpoint", c.ckpt.string(), (dir / "deep.json").string(), (dir / "o.cact").string(),
+                           "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
+      "cact-build", "JSON nested deeper than 64 levels");
   // A safetensors header (a deep metadata-like member), read by checkpoint and report --reference.
   std::string deep_member = "\"x\": ";
   deep_member.append(100000, '[').append(100000, ']').append(", ");
   write_bytes(dir / "deep.safetensors", with_header_member(read_bytes(c.ckpt), deep_member));
-  check_refused(timed("cact-build", {"checkpoint", (dir / "deep.safetensors").string(), c.geom.string(), (dir / "o.cact").string(),
-                                     "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
-                "cact-build", "JSON nested deeper");
+  check_refused(
+      timed("cact-build", {"checkpoint", (dir / "deep.safetensors").string(), c.geom.string(),
+                           (dir / "o.cact").string(), "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
+      "cact-build", "JSON nested deeper");
   check_refused(timed("cact-quant", {"report", (models_dir() / "license-tiny.cact").string(), "--reference",
                                      (dir / "deep.safetensors").string()}),
                 "cact-quant", "JSON nested deeper");
   // A tool list and a transcript.
   write_text(dir / "deep-list.json", std::string("[").append(deep).append("]"));
-  check_refused(timed("cact-run", {tools_model().string(), "--chat", "--tools", (dir / "deep-list.json").string(), "-p", "hi"}),
-                "cact-run", "JSON nested deeper");
-  check_refused(timed("cact-run", {tools_model().string(), "--chat", "--load", (dir / "deep.json").string(), "-p", "hi"}),
-                "cact-run", "JSON nested deeper");
+  check_refused(
+      timed("cact-run", {tools_model().string(), "--chat", "--tools", (dir / "deep-list.json").string(), "-p", "hi"}),
+      "cact-run", "JSON nested deeper");
+  check_refused(
+      timed("cact-run", {tools_model().string(), "--chat", "--load", (dir / "deep.json").string(), "-p", "hi"}),
+      "cact-run", "JSON nested deeper");
   CHECK(!fs::exists(dir / "o.cact"));
 }
 
@@ -162,22 +167,26 @@ TEST_CASE("hostile inputs: a NUL byte does not end the JSON (the rest is not ign
   std::string geometry = text_of(c.geom);
   geometry.append(std::string("\0{\"junk\": 1}", 12));
   write_text(dir / "nul.json", geometry);
-  check_refused(timed("cact-build", {"checkpoint", c.ckpt.string(), (dir / "nul.json").string(), (dir / "o.cact").string(),
-                                     "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
-                "cact-build", "NUL byte");
+  check_refused(
+      timed("cact-build", {"checkpoint", c.ckpt.string(), (dir / "nul.json").string(), (dir / "o.cact").string(),
+                           "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
+      "cact-build", "NUL byte");
   const std::string tools = text_of(models_dir() / "tools" / "tools.json");
   write_text(dir / "nul-tools.json", std::string(tools).append(std::string("\0garbage", 8)));
-  check_refused(timed("cact-run", {tools_model().string(), "--chat", "--tools", (dir / "nul-tools.json").string(), "-p", "hi"}),
-                "cact-run", "NUL byte");
+  check_refused(
+      timed("cact-run", {tools_model().string(), "--chat", "--tools", (dir / "nul-tools.json").string(), "-p", "hi"}),
+      "cact-run", "NUL byte");
   // A safetensors header padded with NUL instead of spaces.
   write_bytes(dir / "nul.safetensors", with_header_member(read_bytes(c.ckpt), std::string("\"a\": \"b\"\0, ", 11)));
-  check_refused(timed("cact-build", {"checkpoint", (dir / "nul.safetensors").string(), c.geom.string(), (dir / "o.cact").string(),
-                                     "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
-                "cact-build", "NUL byte");
+  check_refused(
+      timed("cact-build", {"checkpoint", (dir / "nul.safetensors").string(), c.geom.string(), (dir / "o.cact").string(),
+                           "--tokenizer", (models_dir() / "license-tiny.cact").string()}),
+      "cact-build", "NUL byte");
   // A tool list that is not a list.
   write_text(dir / "object.json", "{\"name\": \"f\"}");
-  check_refused(timed("cact-run", {tools_model().string(), "--chat", "--tools", (dir / "object.json").string(), "-p", "hi"}),
-                "cact-run", "--tools");
+  check_refused(
+      timed("cact-run", {tools_model().string(), "--chat", "--tools", (dir / "object.json").string(), "-p", "hi"}),
+      "cact-run", "--tools");
 }
 
 TEST_CASE("hostile inputs: a FIFO, /dev/zero or a directory as a whole-file input is refused at once") {
@@ -190,8 +199,10 @@ TEST_CASE("hostile inputs: a FIFO, /dev/zero or a directory as a whole-file inpu
     CAPTURE(special.string());
     const std::string s = special.string();
     const std::string kind = special == fifo ? "a FIFO" : special == dir ? "a directory" : "a character device";
-    check_refused(timed("cact-build", {"checkpoint", c.ckpt.string(), s, out, "--tokenizer", tiny_path}), "cact-build", kind);
-    check_refused(timed("cact-build", {"checkpoint", c.ckpt.string(), c.geom.string(), out, "--tokenizer", s}), "cact-build", kind);
+    check_refused(timed("cact-build", {"checkpoint", c.ckpt.string(), s, out, "--tokenizer", tiny_path}), "cact-build",
+                  kind);
+    check_refused(timed("cact-build", {"checkpoint", c.ckpt.string(), c.geom.string(), out, "--tokenizer", s}),
+                  "cact-build", kind);
     for (const char* flag : {"--tools", "--load"}) {
       const AppRun r = timed("cact-run", {tools_model().string(), "--chat", flag, s, "-p", "hi"});
       check_refused(r, "cact-run", kind);
@@ -211,15 +222,17 @@ TEST_CASE("hostile inputs: flag values out of range are refused as such") {
   const AppRun big = run_app("cact-build", {"synth", out, "--set", "kv_window=4294967296"});
   CHECK(big.code == 1);
   CHECK_MESSAGE(big.err.find("out of range") != std::string::npos, big.err);
-  CHECK(run_app("cact-build", {"synth", out, "--set", "kv_window=0x10"}).err.find("not a non-negative decimal integer") !=
-        std::string::npos);
+  CHECK(
+      run_app("cact-build", {"synth", out, "--set", "kv_window=0x10"}).err.find("not a non-negative decimal integer") !=
+      std::string::npos);
   // A key given twice in one --bits map.
   const AppRun twice = run_app("cact-build", {"synth", out, "--bits", "layers=3,layers=4"});
   CHECK(twice.code == 1);
   CHECK_MESSAGE(twice.err.find("given more than once") != std::string::npos, twice.err);
   // Sampling and attention values.
   CHECK(run_app("cact-run", {tools_model().string(), "-p", "hi", "--top-p", "2"}).code == 2);
-  const AppRun sinks = run_app("cact-run", {tools_model().string(), "-p", "hi", "--sinks", "100000", "--kv-window", "16"});
+  const AppRun sinks =
+      run_app("cact-run", {tools_model().string(), "-p", "hi", "--sinks", "100000", "--kv-window", "16"});
   CHECK(sinks.code == 2);
   CHECK_MESSAGE(sinks.err.find("--sinks 100000 is beyond the context") != std::string::npos, sinks.err);
   // A number the flag's type cannot hold is out of range; a word is not a number.
@@ -245,8 +258,8 @@ TEST_CASE("hostile inputs: non-finite values are reported by --check, refused by
   CHECK_MESSAGE(half.out.find("1 FP16 value is not finite (first: element 1, NaN)") != std::string::npos, half.out);
   CHECK(run_app("cact-inspect", {"--check", (models_dir() / "license-tiny.cact").string()}).code == 0);
   // A writer cannot store them again.
-  const AppRun rq = run_app("cact-quant", {"requantize", (dir / "inf-norm.cact").string(), (dir / "rq.cact").string(), "--bits",
-                                           "default=3", "--requantize"});
+  const AppRun rq = run_app("cact-quant", {"requantize", (dir / "inf-norm.cact").string(), (dir / "rq.cact").string(),
+                                           "--bits", "default=3", "--requantize"});
   CHECK(rq.code == 1);
   CHECK_MESSAGE(rq.err.find("does not fit a CQ norm") != std::string::npos, rq.err);
   CHECK(!fs::exists(dir / "rq.cact"));
@@ -263,12 +276,14 @@ TEST_CASE("hostile inputs: non-finite values are reported by --check, refused by
   const float huge = 1e30f;
   std::memcpy(st.data() + 8 + n + begin, &huge, 4);
   write_bytes(dir / "huge.safetensors", st);
-  const AppRun build = run_app("cact-build", {"checkpoint", (dir / "huge.safetensors").string(), c.geom.string(),
-                                              (dir / "huge.cact").string(), "--tokenizer", (models_dir() / "license-tiny.cact").string()});
+  const AppRun build = run_app(
+      "cact-build", {"checkpoint", (dir / "huge.safetensors").string(), c.geom.string(), (dir / "huge.cact").string(),
+                     "--tokenizer", (models_dir() / "license-tiny.cact").string()});
   CHECK(build.code == 1);
-  CHECK_MESSAGE(build.err.find("tensor layer00.q_proj: row 0, group 0: the group's norm 9.99999965e+29 does not fit a CQ norm") !=
-                    std::string::npos,
-                build.err);
+  CHECK_MESSAGE(
+      build.err.find("tensor layer00.q_proj: row 0, group 0: the group's norm 9.99999965e+29 does not fit a CQ norm") !=
+          std::string::npos,
+      build.err);
   CHECK(!fs::exists(dir / "huge.cact"));
   // cact-run says once that its logits are not finite.
   Bytes all = tiny();
@@ -285,7 +300,8 @@ TEST_CASE("hostile inputs: non-finite values are reported by --check, refused by
   const AppRun run = run_app("cact-run", {(dir / "inf-embedding.cact").string(), "-p", "hello", "-n", "3"});
   CHECK_MESSAGE(run.err.find("logits are not finite") != std::string::npos, run.err);
   size_t warnings = 0;
-  for (size_t at = run.err.find("logits are not finite"); at != std::string::npos; at = run.err.find("logits are not finite", at + 1)) {
+  for (size_t at = run.err.find("logits are not finite"); at != std::string::npos;
+       at = run.err.find("logits are not finite", at + 1)) {
     ++warnings;
   }
   CHECK(warnings == 1);
@@ -322,10 +338,11 @@ TEST_CASE("hostile inputs: thread creation failing degrades to fewer threads, no
   }
   const std::vector<std::vector<std::string>> runs = {
       {"cact-run", tiny_path, "-p", "hello", "-n", "4", "--threads", "16"},
-      {"cact-quant", "requantize", tiny_path, (dir / "rq.cact").string(), "--bits", "default=3", "--requantize", "--threads", "16"},
-      {"cact-quant", "dequantize", tiny_path, (dir / "dq.safetensors").string(), "--threads", "16"},
-      {"cact-build", "checkpoint", c.ckpt.string(), c.geom.string(), (dir / "ck.cact").string(), "--tokenizer", tiny_path,
+      {"cact-quant", "requantize", tiny_path, (dir / "rq.cact").string(), "--bits", "default=3", "--requantize",
        "--threads", "16"},
+      {"cact-quant", "dequantize", tiny_path, (dir / "dq.safetensors").string(), "--threads", "16"},
+      {"cact-build", "checkpoint", c.ckpt.string(), c.geom.string(), (dir / "ck.cact").string(), "--tokenizer",
+       tiny_path, "--threads", "16"},
   };
   for (const auto& argv : runs) {
     CAPTURE(argv[0] + " " + argv[1]);

@@ -55,7 +55,8 @@ void rewrite_checkpoint(const fs::path& in, const fs::path& out, const std::stri
     ts.push_back(std::move(o));
   }
   const auto bytes = cact::safetensors::serialize(ts, f.metadata());
-  std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(out, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 }  // namespace
@@ -67,12 +68,12 @@ TEST_CASE("cact-quant dequantize + cact-build checkpoint rebuild license-tiny by
   CHECK(d.out.empty());
   CHECK(d.err.find("wrote " + (dir / "t.safetensors").string() + ": 129 tensors as F32") != std::string::npos);
   CHECK(fs::exists(dir / "t.json"));  // the default geometry path
-  const AppRun b = run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "t.cact", "--tokenizer", tok_model(),
-                                          "--bits", "checkpoint", "--threads", "2"});
+  const AppRun b = run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "t.cact",
+                                          "--tokenizer", tok_model(), "--bits", "checkpoint", "--threads", "2"});
   CHECK(b.code == 0);
   CHECK(b.out.empty());
-  CHECK(b.err.find("wrote " + (dir / "t.cact").string() + ": 130 tensors (30 CQ4, 97 FP16, 2 FP32, 1 RAW), 593617 bytes") !=
-        std::string::npos);
+  CHECK(b.err.find("wrote " + (dir / "t.cact").string() +
+                   ": 130 tensors (30 CQ4, 97 FP16, 2 FP32, 1 RAW), 593617 bytes") != std::string::npos);
   CHECK(b.err.find("%") == std::string::npos);  // no progress off a terminal without --progress
   CHECK(slurp(dir / "t.cact") == slurp(tiny()));
 }
@@ -81,8 +82,9 @@ TEST_CASE("cact-build checkpoint: --report --json, --progress, --bits over the r
   const fs::path dir = cact::test::scratch_dir("quant-cli");
   export_tiny(dir);
   // The export records default=4 (docs/WIDTHS.md): --bits changes what it names.
-  const AppRun b = run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "o.cact", "--tokenizer", tiny(),
-                                          "--report", "--json", "--progress", "--bits", "default=2,embedding=4,mhc_phi=4"});
+  const AppRun b =
+      run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "o.cact", "--tokenizer", tiny(),
+                             "--report", "--json", "--progress", "--bits", "default=2,embedding=4,mhc_phi=4"});
   REQUIRE_MESSAGE(b.code == 0, b.err);
   const auto j = nlohmann::json::parse(b.out);
   CHECK(j["tensors"].size() == 129);
@@ -111,9 +113,21 @@ TEST_CASE("cact-build checkpoint: bad checkpoints fail with one line and leave n
   };
   const std::string ck = (dir / "bad.safetensors").string();
   const Case cases[] = {
-      {"missing tensor", "layer02.v_proj", "", {}, ck + ": 1 problem: missing tensor layer02.v_proj (the geometry needs CQ [64, 128])"},
-      {"NaN weight", "", "layer01.k_proj", {}, ck + ": tensor layer01.k_proj: element [0, 7] is NaN (weights must be finite)"},
-      {"bad width", "", "", {"--bits", "q_proj=6"}, "bits map: 'q_proj=6': width must be 1, 2, 3, 4 or ternary (the widths the format carries)"},
+      {"missing tensor",
+       "layer02.v_proj",
+       "",
+       {},
+       ck + ": 1 problem: missing tensor layer02.v_proj (the geometry needs CQ [64, 128])"},
+      {"NaN weight",
+       "",
+       "layer01.k_proj",
+       {},
+       ck + ": tensor layer01.k_proj: element [0, 7] is NaN (weights must be finite)"},
+      {"bad width",
+       "",
+       "",
+       {"--bits", "q_proj=6"},
+       "bits map: 'q_proj=6': width must be 1, 2, 3, 4 or ternary (the widths the format carries)"},
       {"unknown key", "", "", {"--bits", "qproj=2"}, "bits map: key 'qproj' names no CQ tensor of this archive"},
       {"no map in the checkpoint", "", "", {"--bits", "checkpoint"}, "no \"cact.bits\" metadata"},
   };
@@ -126,9 +140,11 @@ TEST_CASE("cact-build checkpoint: bad checkpoints fail with one line and leave n
       std::vector<cact::safetensors::OwnedTensor> ts;
       for (const auto& t : f.tensors()) ts.push_back({{t.name, t.dtype, t.shape}, {t.data.begin(), t.data.end()}});
       const auto bytes = cact::safetensors::serialize(ts);
-      std::ofstream(dir / "bad.safetensors", std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+      std::ofstream(dir / "bad.safetensors", std::ios::binary)
+          .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     }
-    std::vector<std::string> args = {"checkpoint", ck, (dir / "t.json").string(), (dir / "o.cact").string(), "--tokenizer", tok_model()};
+    std::vector<std::string> args = {"checkpoint",  ck,         (dir / "t.json").string(), (dir / "o.cact").string(),
+                                     "--tokenizer", tok_model()};
     args.insert(args.end(), c.extra.begin(), c.extra.end());
     const AppRun r = run_app("cact-build", args);
     CHECK(r.code == 1);
@@ -138,19 +154,21 @@ TEST_CASE("cact-build checkpoint: bad checkpoints fail with one line and leave n
     CHECK(!fs::exists(dir / "o.cact"));
   }
   // A tokenizer larger than the vocab (golden.model: 2000 pieces > 1024).
-  const AppRun big = run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "o.cact", "--tokenizer",
-                                            cact::test::golden_dir() / "tokenizer" / "golden.model"});
+  const AppRun big = run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "o.cact",
+                                            "--tokenizer", cact::test::golden_dir() / "tokenizer" / "golden.model"});
   CHECK(big.code == 1);
   CHECK(big.err.find("has 2000 pieces, more than the geometry's vocab 1024") != std::string::npos);
   // Truncated checkpoint.
   const std::string full = slurp(dir / "t.safetensors");
   std::ofstream(dir / "cut.safetensors", std::ios::binary).write(full.data(), std::streamsize(full.size() / 2));
-  const AppRun cut = run_app("cact-build", {"checkpoint", dir / "cut.safetensors", dir / "t.json", dir / "o.cact", "--tokenizer", tiny()});
+  const AppRun cut = run_app(
+      "cact-build", {"checkpoint", dir / "cut.safetensors", dir / "t.json", dir / "o.cact", "--tokenizer", tiny()});
   CHECK(cut.code == 1);
   CHECK(lines(cut.err) == 1);
   CHECK(cut.err.find("run past the data section") != std::string::npos);
   // The output may not be one of the inputs.
-  const AppRun same = run_app("cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "t.json", "--tokenizer", tiny()});
+  const AppRun same = run_app(
+      "cact-build", {"checkpoint", dir / "t.safetensors", dir / "t.json", dir / "t.json", "--tokenizer", tiny()});
   CHECK(same.code == 1);
   CHECK(same.err.find("output path is the input file") != std::string::npos);
   // Usage errors exit 2.
@@ -167,7 +185,8 @@ TEST_CASE("cact-quant requantize: refuses width changes without --requantize; wi
   CHECK(no.err.find("pass --requantize") != std::string::npos);
   CHECK(!fs::exists(dir / "o.cact"));
 
-  const AppRun yes = run_app("cact-quant", {"requantize", tiny(), dir / "o.cact", "--bits", "default=2,embedding=4", "--requantize", "--json"});
+  const AppRun yes = run_app("cact-quant", {"requantize", tiny(), dir / "o.cact", "--bits", "default=2,embedding=4",
+                                            "--requantize", "--json"});
   REQUIRE_MESSAGE(yes.code == 0, yes.err);
   CHECK(lines(yes.err) == 1);
   CHECK(yes.err.find("cact-quant: warning: re-quantised 29 already-quantised tensors") == 0);
@@ -191,8 +210,10 @@ TEST_CASE("cact-quant requantize: refuses width changes without --requantize; wi
 TEST_CASE("cact-quant requantize: bad maps, one clear line each") {
   const fs::path dir = cact::test::scratch_dir("quant-cli");
   const std::pair<std::string, std::string> cases[] = {
-      {"q_proj=8", "cact-quant: bits map: 'q_proj=8': width must be 1, 2, 3, 4 or ternary (the widths the format carries)\n"},
-      {"q_proj=0", "cact-quant: bits map: 'q_proj=0': width must be 1, 2, 3, 4 or ternary (the widths the format carries)\n"},
+      {"q_proj=8",
+       "cact-quant: bits map: 'q_proj=8': width must be 1, 2, 3, 4 or ternary (the widths the format carries)\n"},
+      {"q_proj=0",
+       "cact-quant: bits map: 'q_proj=0': width must be 1, 2, 3, 4 or ternary (the widths the format carries)\n"},
       {"layer09.q_proj=2", "cact-quant: bits map: key 'layer09.q_proj' names no CQ tensor of this archive\n"},
       {"final_norm=2", "cact-quant: bits map: key 'final_norm' names no CQ tensor of this archive\n"},
       {"heads=2", "cact-quant: bits map: key 'heads' names no CQ tensor of this archive\n"},
@@ -217,7 +238,8 @@ TEST_CASE("cact-quant report: sizes alone, and errors against a reference") {
   CHECK(bare.out.find("file: 593617 bytes") != std::string::npos);
   // license-tiny re-quantised to CQ2, measured against license-tiny's own values.
   export_tiny(dir);
-  REQUIRE(run_app("cact-quant", {"requantize", tiny(), dir / "two.cact", "--bits", "default=2", "--requantize"}).code == 0);
+  REQUIRE(run_app("cact-quant", {"requantize", tiny(), dir / "two.cact", "--bits", "default=2", "--requantize"}).code ==
+          0);
   const AppRun r = run_app("cact-quant", {"report", dir / "two.cact", "--reference", dir / "t.safetensors", "--json"});
   REQUIRE_MESSAGE(r.code == 0, r.err);
   const auto j = nlohmann::json::parse(r.out);

@@ -27,8 +27,8 @@ using V = std::vector<uint32_t>;
 namespace {
 
 struct Renamer {
-  V blocks;      // kept source layers
-  V site_layers; // source layers of engram sites, in site order
+  V blocks;       // kept source layers
+  V site_layers;  // source layers of engram sites, in site order
   const V* all_sites = nullptr;
 
   std::optional<uint32_t> new_layer(uint32_t old) const {
@@ -124,7 +124,8 @@ void slice_checkpoint(const fs::path& in, const fs::path& geometry_in, const V& 
   }
   metadata[cact::kBitsMetadataKey] = bits;
   const std::vector<uint8_t> bytes = cact::safetensors::serialize(tensors, metadata);
-  std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(out, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 
   cact::Header h = g;
   h.num_layers = uint32_t(blocks.size());
@@ -138,12 +139,14 @@ void slice_checkpoint(const fs::path& in, const fs::path& geometry_in, const V& 
   cact::write_geometry_file(geometry_out, h);
 }
 
-void check_invariant(const fs::path& archive, const fs::path& dir, const std::vector<std::pair<std::string, V>>& cases) {
+void check_invariant(const fs::path& archive, const fs::path& dir,
+                     const std::vector<std::pair<std::string, V>>& cases) {
   const fs::path ck = dir / "ck.safetensors", geometry = dir / "ck.json";
   const auto dq = cact::test::run_app("cact-quant", {"dequantize", archive, ck});
   REQUIRE_MESSAGE(dq.code == 0, dq.err);
   // Precondition: the export rebuilds the archive exactly.
-  const auto re = cact::test::run_app("cact-build", {"checkpoint", ck, geometry, dir / "re.cact", "--tokenizer", archive, "--bits", "checkpoint"});
+  const auto re = cact::test::run_app(
+      "cact-build", {"checkpoint", ck, geometry, dir / "re.cact", "--tokenizer", archive, "--bits", "checkpoint"});
   REQUIRE_MESSAGE(re.code == 0, re.err);
   REQUIRE(cact::test::slurp(dir / "re.cact") == cact::test::slurp(archive));
 
@@ -151,11 +154,12 @@ void check_invariant(const fs::path& archive, const fs::path& dir, const std::ve
     CAPTURE(flag_value);
     const fs::path sliced_ck = dir / "s.safetensors", sliced_geometry = dir / "s.json";
     slice_checkpoint(ck, geometry, blocks, sliced_ck, sliced_geometry);
-    const auto built = cact::test::run_app(
-        "cact-build", {"checkpoint", sliced_ck, sliced_geometry, dir / "built.cact", "--tokenizer", archive, "--bits", "checkpoint"});
+    const auto built = cact::test::run_app("cact-build", {"checkpoint", sliced_ck, sliced_geometry, dir / "built.cact",
+                                                          "--tokenizer", archive, "--bits", "checkpoint"});
     REQUIRE_MESSAGE(built.code == 0, built.err);
     const bool layers = flag_value.find(',') == std::string::npos;
-    const auto sliced = cact::test::run_app("cact-slice", {archive, dir / "sliced.cact", layers ? "--layers" : "--blocks", flag_value});
+    const auto sliced =
+        cact::test::run_app("cact-slice", {archive, dir / "sliced.cact", layers ? "--layers" : "--blocks", flag_value});
     REQUIRE_MESSAGE(sliced.code == 0, sliced.err);
     CHECK(cact::test::slurp(dir / "built.cact") == cact::test::slurp(dir / "sliced.cact"));
   }

@@ -166,8 +166,7 @@ TEST_CASE("cact-slice: a failed write (file size limit) leaves nothing behind") 
   const fs::path out = dir / "big.cact";
   // 64 blocks of the shell's ulimit unit is far below the ~340 KB output; with
   // SIGXFSZ ignored the write fails with EFBIG, like a full disk fails with ENOSPC.
-  const cact::test::AppRun r = slice_tool({tiny(), out, "--layers", "2"},
-                           "ulimit -f 64; trap '' XFSZ; ");
+  const cact::test::AppRun r = slice_tool({tiny(), out, "--layers", "2"}, "ulimit -f 64; trap '' XFSZ; ");
   CHECK(r.code == 1);
   CHECK(lines(r.err) == 1);
   CHECK(r.err.find("write failed") != std::string::npos);
@@ -176,8 +175,7 @@ TEST_CASE("cact-slice: a failed write (file size limit) leaves nothing behind") 
 
   // An existing output is left as it was.
   fs::copy_file(tiny(), out);
-  const cact::test::AppRun again = slice_tool({tiny(), out, "--layers", "2"},
-                               "ulimit -f 64; trap '' XFSZ; ");
+  const cact::test::AppRun again = slice_tool({tiny(), out, "--layers", "2"}, "ulimit -f 64; trap '' XFSZ; ");
   CHECK(again.code == 1);
   CHECK(slurp(out) == slurp(tiny()));
   CHECK(entries(dir) == 1);
@@ -190,7 +188,8 @@ TEST_CASE("cact-slice: the engine runs sliced archives unchanged") {
     Args full{tiny(), dir / "s.cact"};
     full.insert(full.end(), args.begin(), args.end());
     REQUIRE(slice_tool(full).code == 0);
-    const cact::test::AppRun run = cact::test::run_app("cact-run", {dir / "s.cact", "-p", "The GNU General Public License", "-n", "8", "--json"});
+    const cact::test::AppRun run =
+        cact::test::run_app("cact-run", {dir / "s.cact", "-p", "The GNU General Public License", "-n", "8", "--json"});
     CHECK(run.code == 0);
     CHECK(run.err.empty());
     CHECK(run.out.find("\"generated_tokens\":8") != std::string::npos);
@@ -198,7 +197,8 @@ TEST_CASE("cact-slice: the engine runs sliced archives unchanged") {
   // A synthetic archive with three heads (confidence among them), sliced to two blocks.
   cact::write_synth_archive(dir / "heads.cact", cact::synth_preset("micro-heads"));
   REQUIRE(slice_tool({dir / "heads.cact", dir / "heads-2.cact", "--layers", "2"}).code == 0);
-  const cact::test::AppRun run = cact::test::run_app("cact-run", {dir / "heads-2.cact", "-p", "hello", "-n", "4", "--json"});
+  const cact::test::AppRun run =
+      cact::test::run_app("cact-run", {dir / "heads-2.cact", "-p", "hello", "-n", "4", "--json"});
   CHECK(run.code == 0);
   CHECK(run.out.find("\"confidence\":null") == std::string::npos);
   CHECK(run.out.find("\"confidence\":") != std::string::npos);

@@ -20,8 +20,7 @@ class AtomicFile {
   // any of `inputs`, and an existing target that is not a regular file (a
   // device, a FIFO, a directory: renaming over it would replace the special
   // file itself; symlinks are followed for this check).
-  explicit AtomicFile(const std::filesystem::path& target,
-                      std::span<const std::filesystem::path> inputs = {});
+  explicit AtomicFile(const std::filesystem::path& target, std::span<const std::filesystem::path> inputs = {});
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -42,7 +41,7 @@ class AtomicFile {
  private:
   std::filesystem::path target_, temp_;
   void write_out(const uint8_t* p, size_t n);  // straight to the file
-  void flush();                                 // pending_ to the file
+  void flush();                                // pending_ to the file
   int fd_ = -1;
   int slot_ = -1;  // entry in the table remove_pending_temporaries() walks
   uint64_t written_ = 0;

@@ -16,13 +16,48 @@
 namespace cact {
 
 enum class LayerSlot : uint8_t {
-  norm_in, q_proj, k_proj, v_proj, q_taps, k_taps, v_taps, q_norm, k_norm, gate_proj, out_proj,
-  post_norm, attn_gate, pre_hada, d1, d2, b2, d3, d4, w1a, w1b, w2a, w2b, w3a, w3b, cond_v, cond_u,
+  norm_in,
+  q_proj,
+  k_proj,
+  v_proj,
+  q_taps,
+  k_taps,
+  v_taps,
+  q_norm,
+  k_norm,
+  gate_proj,
+  out_proj,
+  post_norm,
+  attn_gate,
+  pre_hada,
+  d1,
+  d2,
+  b2,
+  d3,
+  d4,
+  w1a,
+  w1b,
+  w2a,
+  w2b,
+  w3a,
+  w3b,
+  cond_v,
+  cond_u,
   count
 };
 enum class SharedSlot : uint8_t {
-  mhc_a_pre, mhc_a_post, mhc_a_res, mhc_b_pre, mhc_b_post, mhc_b_res, mhc_phi_pre, mhc_phi_post,
-  mhc_phi_res, hada_p1, hada_p2, count
+  mhc_a_pre,
+  mhc_a_post,
+  mhc_a_res,
+  mhc_b_pre,
+  mhc_b_post,
+  mhc_b_res,
+  mhc_phi_pre,
+  mhc_phi_post,
+  mhc_phi_res,
+  hada_p1,
+  hada_p2,
+  count
 };
 enum class SiteSlot : uint8_t { tables, key_proj, value_proj, taps, count };
 enum class HeadKind : uint32_t { embedding = 1, confidence = 2, router = 3 };
@@ -45,9 +80,9 @@ struct TensorSpec {
 struct HeadLayout {
   HeadKind kind = HeadKind::confidence;
   std::array<size_t, size_t(HeadSlot::count)> index{};  // calibration = SIZE_MAX unless router
-  uint32_t k = 0;    // probes per cell row
-  uint32_t q = 0;    // queries
-  uint32_t out = 0;  // proj rows
+  uint32_t k = 0;                                       // probes per cell row
+  uint32_t q = 0;                                       // queries
+  uint32_t out = 0;                                     // proj rows
   size_t at(HeadSlot s) const { return index[size_t(s)]; }
 };
 

@@ -39,16 +39,16 @@ struct SuppressedCall {
 struct Answer {
   std::string raw;  // the answer's text as decoded (markers as their surfaces), without the stop
   ParsedAnswer parsed;
-  std::vector<Call> function_calls;         // the calls that validate
-  std::vector<CallCheck> validation;        // one per parsed call, in order (ok or what is wrong)
+  std::vector<Call> function_calls;   // the calls that validate
+  std::vector<CallCheck> validation;  // one per parsed call, in order (ok or what is wrong)
   std::vector<SuppressedCall> suppressed_calls;
-  std::vector<int32_t> ids;                 // generated ids (the stop token excluded)
+  std::vector<int32_t> ids;  // generated ids (the stop token excluded)
   StopReason stop = StopReason::max_tokens;
-  uint32_t prompt_tokens = 0;   // tokens prefilled for this turn
-  uint32_t cached_tokens = 0;   // prefix tokens restored from the prefix cache instead
-  uint32_t dropped_turns = 0;   // turns dropped from the front to make room (context policy)
+  uint32_t prompt_tokens = 0;  // tokens prefilled for this turn
+  uint32_t cached_tokens = 0;  // prefix tokens restored from the prefix cache instead
+  uint32_t dropped_turns = 0;  // turns dropped from the front to make room (context policy)
   double prefill_seconds = 0.0, decode_seconds = 0.0;
-  uint64_t seed = 0;            // the sampler's seed
+  uint64_t seed = 0;  // the sampler's seed
   std::optional<float> confidence;
 };
 
@@ -56,8 +56,8 @@ struct Answer {
 struct Turn {
   enum class Role : uint8_t { user, tool, assistant };
   Role role = Role::user;
-  std::string content;           // user query, tool result JSON, or the assistant's raw text
-  std::vector<int32_t> ids;      // assistant: the generated ids (exact replay)
+  std::string content;       // user query, tool result JSON, or the assistant's raw text
+  std::vector<int32_t> ids;  // assistant: the generated ids (exact replay)
 };
 
 // Per generated token: the text it completed (may be empty). Return false to
@@ -111,7 +111,7 @@ class ChatSession {
   // The transcript as JSON (docs/CHAT.md "Transcript"): version, system, tools, turns.
   std::string transcript_json() const;
 
-  uint32_t position() const;   // tokens in the session
+  uint32_t position() const;  // tokens in the session
   uint32_t context() const;
   const Session& session() const;
   uint64_t prefix_cache_hits() const;

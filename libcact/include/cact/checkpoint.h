@@ -81,25 +81,25 @@ WidthMap widths_from_checkpoint(const safetensors::File& checkpoint);
 std::optional<std::vector<float>> codebooks_from_checkpoint(const safetensors::File& checkpoint);
 
 struct BuildOptions {
-  WidthMap widths;        // default: the shipped map (WidthMap::kShipped)
+  WidthMap widths;  // default: the shipped map (WidthMap::kShipped)
   // The 28 codebook values the archive stores (and quantises with); default:
   // codec::standard_codebooks().
   std::optional<std::vector<float>> codebooks;
-  unsigned threads = 0;   // 0 = hardware concurrency
-  bool report = false;    // measure every tensor's error against the checkpoint
+  unsigned threads = 0;  // 0 = hardware concurrency
+  bool report = false;   // measure every tensor's error against the checkpoint
   ProgressFn progress;
 };
 
 struct BuildResult {
   std::optional<Canon> canon;
   Header header;
-  std::vector<std::string> heads;           // kinds, in manifest order
-  bool heads_from_manifest = false;         // false: inferred from the tensor names
+  std::vector<std::string> heads;    // kinds, in manifest order
+  bool heads_from_manifest = false;  // false: inferred from the tensor names
   uint32_t tokenizer_pieces = 0;
   std::map<std::string, size_t> kinds;      // "CQ2" -> count, "FP16" -> count, ...
   uint64_t groups = 0, snapped_groups = 0;  // CQ groups written / grid-snapped
   uint64_t file_bytes = 0;
-  Report report;                            // tensors filled when options.report
+  Report report;  // tensors filled when options.report
 };
 
 // Checkpoint + geometry + tokenizer -> archive bytes, checked with

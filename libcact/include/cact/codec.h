@@ -10,8 +10,8 @@
 
 namespace cact::codec {
 
-inline constexpr uint32_t kGroup = 128;       // CQ group of every shipped archive
-inline constexpr uint32_t kTernary = 5;       // directory "bits" value meaning ternary
+inline constexpr uint32_t kGroup = 128;           // CQ group of every shipped archive
+inline constexpr uint32_t kTernary = 5;           // directory "bits" value meaning ternary
 inline constexpr size_t kStoredCodebookLen = 28;  // 4 + 8 + 16 entries (2, 3, 4 bits)
 
 // True for the widths the format carries: 1, 2, 3, 4, 5 (= ternary).
@@ -82,8 +82,7 @@ struct CqMatrix {
   float norm(uint32_t r, uint32_t g) const;
 };
 // View a blob as a CQ matrix; throws cact::Error if the size does not match.
-CqMatrix view_matrix(std::span<const uint8_t> blob, uint32_t out, uint32_t in, uint32_t bits,
-                     uint32_t group = kGroup);
+CqMatrix view_matrix(std::span<const uint8_t> blob, uint32_t out, uint32_t in, uint32_t bits, uint32_t group = kGroup);
 
 // Quantise a row-major float [out, in] matrix to a CQ blob (FORMAT.md rules:
 // rotate each group, FP16 norm, nearest entry, ties to the lower entry).

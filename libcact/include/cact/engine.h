@@ -110,11 +110,11 @@ class Session {
   // whose values overflow): what was generated from them is meaningless.
   bool nonfinite_logits() const;
 
-  uint32_t position() const;   // tokens fed so far
-  uint32_t context() const;    // positions this session can hold
+  uint32_t position() const;  // tokens fed so far
+  uint32_t context() const;   // positions this session can hold
   uint32_t remaining() const { return context() - position(); }
-  uint32_t sinks() const;      // pinned prefix actually in effect (0 without a span)
-  uint32_t kv_span() const;    // kv_window in effect (0 = none)
+  uint32_t sinks() const;    // pinned prefix actually in effect (0 without a span)
+  uint32_t kv_span() const;  // kv_window in effect (0 = none)
   const Engine& engine() const;
 
   // Probe heads over every token fed since reset (MODEL.md "Probe heads").

@@ -77,7 +77,7 @@ static_assert(sizeof(Header) == kHeaderBytes, "Header must mirror the 196-byte f
 const char* header_field_name(size_t index);
 
 Header decode_header(std::span<const uint8_t> bytes);  // needs >= 196 bytes
-void encode_header(const Header& h, uint8_t* out);      // writes 196 bytes
+void encode_header(const Header& h, uint8_t* out);     // writes 196 bytes
 
 struct Record {
   Dtype dtype = Dtype::FP16;

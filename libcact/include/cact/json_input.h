@@ -36,9 +36,9 @@ const char* json_type(const Json& value);
 // The chat layer's names for the shared reader (its API predates the move).
 namespace chat {
 using cact::compact;
-using cact::kMaxJsonDepth;
 using cact::Json;
 using cact::json_quoted;
+using cact::kMaxJsonDepth;
 using cact::parse_json_limited;
 }  // namespace chat
 

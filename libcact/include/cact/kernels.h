@@ -41,8 +41,8 @@ struct KernelTable {
   void (*quantize_activations)(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out);
   // y[v*y_stride + r] = sum over groups of dot(cb.q[idx], a.q) * norm * a.scale * cb.scale
   // for rows r in [row_begin, row_end) and every activation vector v.
-  void (*cq_matmul)(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
-                    uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride);
+  void (*cq_matmul)(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
+                    uint32_t row_end, float* y, size_t y_stride);
   // out[0, w.in) = row r of w dequantised: per group, codebook[index] * norm,
   // then the inverse rotation (codec::fwht); the same bits as
   // codec::dequantize_row in every table. `codebook` holds codec::levels(w.bits)

@@ -39,8 +39,7 @@ struct QuantizeResult {
 // unit codebook `codebook` (codec::codebook_for). Throws cact::Error for an
 // unsupported width / shape. Inputs must be finite.
 QuantizeResult quantize_matrix_mt(const float* w, uint32_t out, uint32_t in, uint32_t bits,
-                                  std::span<const float> codebook, unsigned threads,
-                                  uint32_t group = codec::kGroup);
+                                  std::span<const float> codebook, unsigned threads, uint32_t group = codec::kGroup);
 
 // Every value of a CQ matrix, row-major [out, in].
 std::vector<float> dequantize_matrix_mt(const codec::CqMatrix& m, std::span<const float> codebook, unsigned threads);
@@ -63,15 +62,15 @@ struct ErrorStats {
 
 // Compares element by element (sizes must match). Rows of `row_length`
 // elements are summed in double, then the rows in order, over `threads`.
-ErrorStats measure_error(std::span<const float> reference, std::span<const float> approximation,
-                         size_t row_length, unsigned threads);
+ErrorStats measure_error(std::span<const float> reference, std::span<const float> approximation, size_t row_length,
+                         unsigned threads);
 
 // One line of an error report.
 struct TensorReport {
   size_t index = 0;
   std::string name;
-  std::string kind;           // "CQ2", "FP16", ...
-  std::string kind_before;    // for requantize: the source's kind ("" when not applicable)
+  std::string kind;         // "CQ2", "FP16", ...
+  std::string kind_before;  // for requantize: the source's kind ("" when not applicable)
   std::vector<uint32_t> shape;
   uint64_t weights = 0;       // elements
   uint64_t bytes = 0;         // blob bytes

@@ -35,8 +35,8 @@ namespace cact::safetensors {
 
 enum class DType : uint8_t { BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64 };
 
-const char* dtype_name(DType d);      // "F32", "BF16", ...
-size_t dtype_size(DType d);           // bytes per element
+const char* dtype_name(DType d);  // "F32", "BF16", ...
+size_t dtype_size(DType d);       // bytes per element
 std::optional<DType> parse_dtype(std::string_view name);
 // F32, F16 and BF16: the dtypes a checkpoint's weights may have.
 bool is_weight_dtype(DType d);

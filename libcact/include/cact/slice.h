@@ -43,9 +43,9 @@ struct SliceSegment {
   uint64_t length = 0;
 };
 struct SliceTensor {
-  size_t source = 0;                    // source record index
-  Record record;                        // the output record, offset and nbytes filled in
-  std::vector<SliceSegment> segments;   // one segment covering the whole blob = verbatim
+  size_t source = 0;                   // source record index
+  Record record;                       // the output record, offset and nbytes filled in
+  std::vector<SliceSegment> segments;  // one segment covering the whole blob = verbatim
   bool verbatim() const;
 };
 
@@ -58,17 +58,17 @@ struct LayerRemap {
 
 struct SlicePlan {
   uint32_t source_layers = 0;
-  std::vector<uint32_t> blocks;            // kept source blocks, ascending; new index = position
-  std::vector<SitePlan> sites;             // surviving engram sites, renumbered
-  std::vector<uint32_t> dropped_sites;     // layers of the engram sites that do not survive
-  std::vector<LayerRemap> global_layers;   // surviving global-attention layers
-  std::vector<uint32_t> dropped_global;    // global layers that are not kept
-  Header header;                           // the output header (num_tensors set)
-  std::vector<SliceTensor> tensors;        // output directory order
-  uint64_t output_bytes = 0;               // exact size of the output file
-  uint64_t source_bytes = 0;               // size of the input file
-  uint64_t copied_bytes = 0;               // blob bytes the output carries
-  std::vector<std::string> warnings;       // for stderr (dropped first/last block)
+  std::vector<uint32_t> blocks;           // kept source blocks, ascending; new index = position
+  std::vector<SitePlan> sites;            // surviving engram sites, renumbered
+  std::vector<uint32_t> dropped_sites;    // layers of the engram sites that do not survive
+  std::vector<LayerRemap> global_layers;  // surviving global-attention layers
+  std::vector<uint32_t> dropped_global;   // global layers that are not kept
+  Header header;                          // the output header (num_tensors set)
+  std::vector<SliceTensor> tensors;       // output directory order
+  uint64_t output_bytes = 0;              // exact size of the output file
+  uint64_t source_bytes = 0;              // size of the input file
+  uint64_t copied_bytes = 0;              // blob bytes the output carries
+  std::vector<std::string> warnings;      // for stderr (dropped first/last block)
 };
 
 // Plans the slice of `model` keeping `blocks` (checked with check_blocks);

@@ -67,13 +67,13 @@ ToolList parse_tool_list(std::string_view json_text, std::string_view origin);
 // What is wrong with one call, or ok.
 enum class Violation : uint8_t {
   ok,
-  unparseable_json,      // the <tool_call> body is not JSON, or not a list of {"name","arguments"}
-  unknown_tool,          // the name is not in the list
-  missing_argument,      // a required key is absent
-  unknown_argument,      // a key not declared, with additionalProperties false
-  wrong_type,            // a value of another JSON type than declared
-  out_of_range,          // minimum/maximum, min/maxLength, min/maxItems
-  not_in_enum,           // enum / const
+  unparseable_json,  // the <tool_call> body is not JSON, or not a list of {"name","arguments"}
+  unknown_tool,      // the name is not in the list
+  missing_argument,  // a required key is absent
+  unknown_argument,  // a key not declared, with additionalProperties false
+  wrong_type,        // a value of another JSON type than declared
+  out_of_range,      // minimum/maximum, min/maxLength, min/maxItems
+  not_in_enum,       // enum / const
 };
 const char* violation_name(Violation v);  // "ok", "unparseable_json", ...
 
@@ -92,9 +92,9 @@ struct ParsedAnswer {
   std::string reasoning;  // text inside <think>...</think> (empty when none)
   std::string text;       // everything outside <think> and <tool_call> blocks, trimmed of surrounding newlines
   bool has_call_block = false;
-  std::vector<Call> calls;     // parsed calls, in order
+  std::vector<Call> calls;           // parsed calls, in order
   std::vector<CallCheck> call_json;  // empty, or one unparseable_json entry per block that did not parse
-  std::string raw_calls;       // the <tool_call> bodies as written, concatenated
+  std::string raw_calls;             // the <tool_call> bodies as written, concatenated
 };
 ParsedAnswer parse_answer(std::string_view answer);
 

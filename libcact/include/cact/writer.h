@@ -20,6 +20,7 @@ struct TensorData {
 // rest is written as given. Records get their offsets and nbytes.
 void write_archive(const std::filesystem::path& path, Header header, std::span<const float> codebooks,
                    std::span<const TensorData> tensors, std::span<const std::filesystem::path> inputs = {});
-std::vector<uint8_t> archive_bytes(Header header, std::span<const float> codebooks, std::span<const TensorData> tensors);
+std::vector<uint8_t> archive_bytes(Header header, std::span<const float> codebooks,
+                                   std::span<const TensorData> tensors);
 
 }  // namespace cact

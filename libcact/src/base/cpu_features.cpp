@@ -37,7 +37,7 @@ CpuFeatures read_x86() {
   __builtin_cpu_init();
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
-  f.f16c = cpuid_bit(1, 0, 2, 29);          // a VEX encoding: the avx2 state check covers it
+  f.f16c = cpuid_bit(1, 0, 2, 29);               // a VEX encoding: the avx2 state check covers it
   f.avx_vnni = f.avx2 && cpuid_bit(7, 1, 0, 4);  // likewise
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");

@@ -40,7 +40,7 @@ uint16_t float_to_half(float f) {
     return uint16_t(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
   }
   if (abs >= 0x477FF000u) return uint16_t(sign | 0x7C00u);  // rounds to inf
-  if (abs < 0x33000001u) return sign;                        // rounds to zero
+  if (abs < 0x33000001u) return sign;                       // rounds to zero
   const int exponent = int(abs >> 23);
   if (exponent < 113) {  // result is subnormal
     const uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
@@ -70,7 +70,7 @@ void halves_to_floats(const uint8_t* bytes, size_t n, float* out) {
     const uint32_t h = uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8;
     uint32_t o = (h & 0x7FFFu) << 13;
     const uint32_t exp = o & kShiftedExp;
-    o += uint32_t(127 - 15) << 23;                  // rebias the exponent
+    o += uint32_t(127 - 15) << 23;                          // rebias the exponent
     if (exp == kShiftedExp) o += uint32_t(128 - 16) << 23;  // inf / NaN: exponent 255, payload kept
     float f = std::bit_cast<float>(o);
     if (exp == 0) f = std::bit_cast<float>(o + (uint32_t(1) << 23)) - magic;  // zero / subnormal, exact

@@ -15,7 +15,7 @@
 namespace cact {
 
 inline constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-inline constexpr std::string_view kSpaceMark = "\xE2\x96\x81";     // U+2581 '▁'
+inline constexpr std::string_view kSpaceMark = "\xE2\x96\x81";    // U+2581 '▁'
 
 enum class Utf8Kind : uint8_t {
   Complete,    // a valid sequence of `len` bytes starts here

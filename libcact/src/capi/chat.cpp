@@ -123,7 +123,8 @@ cact_status cact_chat_new(const cact_engine* engine, const cact_tokenizer* token
     need(out, "out");
     const auto& e = need(engine, "engine").data;
     const auto& t = need(tokenizer, "tokenizer").tok;
-    const cact_chat_options o = cact::capi::read_options(options, cact_chat_options_init, kChatOptionsV1, "cact_chat_options");
+    const cact_chat_options o =
+        cact::capi::read_options(options, cact_chat_options_init, kChatOptionsV1, "cact_chat_options");
     cact::chat::ChatOptions co;
     co.session.context = o.context;
     co.session.kv_window = o.kv_window;
@@ -163,14 +164,15 @@ cact_status cact_chat_ask(cact_chat* chat, const char* query, const cact_generat
   return guarded(__func__, error_of(chat), CACT_ERROR_INVALID_ARGUMENT, [&] {
     cact_chat& c = idle(chat);
     const std::string_view q = need_text(query, "query");
-    answer_turn(c, options, on_piece, user_data, answer,
-                [&](const cact::chat::GenerateOptions& g, const cact::chat::OnPiece& p) { return c.chat.ask(q, g, p); });
+    answer_turn(
+        c, options, on_piece, user_data, answer,
+        [&](const cact::chat::GenerateOptions& g, const cact::chat::OnPiece& p) { return c.chat.ask(q, g, p); });
   });
 }
 
 cact_status cact_chat_tool_results(cact_chat* chat, const char* const* results, size_t count,
-                                   const cact_generate_options* options, cact_piece_callback on_piece,
-                                   void* user_data, cact_answer** answer) noexcept {
+                                   const cact_generate_options* options, cact_piece_callback on_piece, void* user_data,
+                                   cact_answer** answer) noexcept {
   if (answer != nullptr) *answer = nullptr;
   return guarded(__func__, error_of(chat), CACT_ERROR_INVALID_ARGUMENT, [&] {
     cact_chat& c = idle(chat);
@@ -183,7 +185,9 @@ cact_status cact_chat_tool_results(cact_chat* chat, const char* const* results, 
     std::vector<std::string> texts;
     for (size_t i = 0; i < count; ++i) texts.emplace_back(need_text(results[i], "results[i]"));
     answer_turn(c, options, on_piece, user_data, answer,
-                [&](const cact::chat::GenerateOptions& g, const cact::chat::OnPiece& p) { return c.chat.tool_results(texts, g, p); });
+                [&](const cact::chat::GenerateOptions& g, const cact::chat::OnPiece& p) {
+                  return c.chat.tool_results(texts, g, p);
+                });
   });
 }
 

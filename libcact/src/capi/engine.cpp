@@ -12,18 +12,28 @@ namespace {
 constexpr size_t kEngineOptionsV1 = sizeof(cact_engine_options);
 
 cact::EngineOptions engine_options(const cact_engine_options* given) {
-  const cact_engine_options o = cact::capi::read_options(given, cact_engine_options_init, kEngineOptionsV1,
-                                                         "cact_engine_options");
+  const cact_engine_options o =
+      cact::capi::read_options(given, cact_engine_options_init, kEngineOptionsV1, "cact_engine_options");
   cact::EngineOptions eo;
   switch (o.numerics) {
-    case CACT_NUMERICS_INT8: eo.numerics = cact::Numerics::int8; break;
-    case CACT_NUMERICS_FLOAT: eo.numerics = cact::Numerics::reference; break;
-    default: fail_with(CACT_ERROR_INVALID_ARGUMENT, "numerics " + std::to_string(int(o.numerics)) + " is not a cact_numerics");
+    case CACT_NUMERICS_INT8:
+      eo.numerics = cact::Numerics::int8;
+      break;
+    case CACT_NUMERICS_FLOAT:
+      eo.numerics = cact::Numerics::reference;
+      break;
+    default:
+      fail_with(CACT_ERROR_INVALID_ARGUMENT, "numerics " + std::to_string(int(o.numerics)) + " is not a cact_numerics");
   }
   switch (o.kernels) {
-    case CACT_KERNELS_BEST: eo.kernels = nullptr; break;
-    case CACT_KERNELS_SCALAR: eo.kernels = &cact::kernels::scalar_kernels(); break;
-    default: fail_with(CACT_ERROR_INVALID_ARGUMENT, "kernels " + std::to_string(int(o.kernels)) + " is not a cact_kernels");
+    case CACT_KERNELS_BEST:
+      eo.kernels = nullptr;
+      break;
+    case CACT_KERNELS_SCALAR:
+      eo.kernels = &cact::kernels::scalar_kernels();
+      break;
+    default:
+      fail_with(CACT_ERROR_INVALID_ARGUMENT, "kernels " + std::to_string(int(o.kernels)) + " is not a cact_kernels");
   }
   return eo;
 }

@@ -70,19 +70,32 @@ const char* cact_last_error(void) noexcept { return cact::capi::thread_error.c_s
 
 const char* cact_status_name(cact_status status) noexcept {
   switch (status) {
-    case CACT_OK: return "CACT_OK";
-    case CACT_ERROR_INVALID_ARGUMENT: return "CACT_ERROR_INVALID_ARGUMENT";
-    case CACT_ERROR_IO: return "CACT_ERROR_IO";
-    case CACT_ERROR_BAD_MODEL: return "CACT_ERROR_BAD_MODEL";
-    case CACT_ERROR_WRONG_GENERATION: return "CACT_ERROR_WRONG_GENERATION";
-    case CACT_ERROR_CONTEXT_OVERFLOW: return "CACT_ERROR_CONTEXT_OVERFLOW";
-    case CACT_ERROR_BAD_TOOLS: return "CACT_ERROR_BAD_TOOLS";
-    case CACT_ERROR_BUFFER_TOO_SMALL: return "CACT_ERROR_BUFFER_TOO_SMALL";
-    case CACT_ERROR_UNSUPPORTED: return "CACT_ERROR_UNSUPPORTED";
-    case CACT_ERROR_STATE: return "CACT_ERROR_STATE";
-    case CACT_ERROR_OUT_OF_MEMORY: return "CACT_ERROR_OUT_OF_MEMORY";
-    case CACT_ERROR_INTERNAL: return "CACT_ERROR_INTERNAL";
-    default: break;
+    case CACT_OK:
+      return "CACT_OK";
+    case CACT_ERROR_INVALID_ARGUMENT:
+      return "CACT_ERROR_INVALID_ARGUMENT";
+    case CACT_ERROR_IO:
+      return "CACT_ERROR_IO";
+    case CACT_ERROR_BAD_MODEL:
+      return "CACT_ERROR_BAD_MODEL";
+    case CACT_ERROR_WRONG_GENERATION:
+      return "CACT_ERROR_WRONG_GENERATION";
+    case CACT_ERROR_CONTEXT_OVERFLOW:
+      return "CACT_ERROR_CONTEXT_OVERFLOW";
+    case CACT_ERROR_BAD_TOOLS:
+      return "CACT_ERROR_BAD_TOOLS";
+    case CACT_ERROR_BUFFER_TOO_SMALL:
+      return "CACT_ERROR_BUFFER_TOO_SMALL";
+    case CACT_ERROR_UNSUPPORTED:
+      return "CACT_ERROR_UNSUPPORTED";
+    case CACT_ERROR_STATE:
+      return "CACT_ERROR_STATE";
+    case CACT_ERROR_OUT_OF_MEMORY:
+      return "CACT_ERROR_OUT_OF_MEMORY";
+    case CACT_ERROR_INTERNAL:
+      return "CACT_ERROR_INTERNAL";
+    default:
+      break;
   }
   return "CACT_ERROR_UNKNOWN";
 }

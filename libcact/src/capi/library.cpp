@@ -9,7 +9,8 @@
 extern "C" {
 
 const char* cact_version(void) noexcept {
-  return CACT_STRINGIFY(CACT_VERSION_MAJOR) "." CACT_STRINGIFY(CACT_VERSION_MINOR) "." CACT_STRINGIFY(CACT_VERSION_PATCH);
+  return CACT_STRINGIFY(CACT_VERSION_MAJOR) "." CACT_STRINGIFY(CACT_VERSION_MINOR) "." CACT_STRINGIFY(
+      CACT_VERSION_PATCH);
 }
 
 uint32_t cact_version_number(void) noexcept { return CACT_VERSION_NUMBER; }

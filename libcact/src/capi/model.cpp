@@ -101,20 +101,44 @@ cact_status cact_model_get(const cact_model* model, cact_model_property property
       return uint64_t(0);
     };
     switch (property) {
-      case CACT_MODEL_VOCAB: *value = h.vocab; return;
-      case CACT_MODEL_OUTPUT_ROWS: *value = h.output_rows(); return;
-      case CACT_MODEL_MAX_SEQ_LEN: *value = h.max_seq_len; return;
-      case CACT_MODEL_LAYERS: *value = h.num_layers; return;
-      case CACT_MODEL_D_MODEL: *value = h.d_model; return;
-      case CACT_MODEL_KV_WINDOW: *value = h.kv_window; return;
-      case CACT_MODEL_KV_BITS: *value = h.kv_bits; return;
-      case CACT_MODEL_FILE_BYTES: *value = m.bytes().size(); return;
-      case CACT_MODEL_HAS_CONFIDENCE_HEAD: *value = has_head(cact::HeadKind::confidence); return;
-      case CACT_MODEL_HAS_ROUTER_HEAD: *value = has_head(cact::HeadKind::router); return;
-      case CACT_MODEL_HAS_EMBEDDING_HEAD: *value = has_head(cact::HeadKind::embedding); return;
-      default: break;
+      case CACT_MODEL_VOCAB:
+        *value = h.vocab;
+        return;
+      case CACT_MODEL_OUTPUT_ROWS:
+        *value = h.output_rows();
+        return;
+      case CACT_MODEL_MAX_SEQ_LEN:
+        *value = h.max_seq_len;
+        return;
+      case CACT_MODEL_LAYERS:
+        *value = h.num_layers;
+        return;
+      case CACT_MODEL_D_MODEL:
+        *value = h.d_model;
+        return;
+      case CACT_MODEL_KV_WINDOW:
+        *value = h.kv_window;
+        return;
+      case CACT_MODEL_KV_BITS:
+        *value = h.kv_bits;
+        return;
+      case CACT_MODEL_FILE_BYTES:
+        *value = m.bytes().size();
+        return;
+      case CACT_MODEL_HAS_CONFIDENCE_HEAD:
+        *value = has_head(cact::HeadKind::confidence);
+        return;
+      case CACT_MODEL_HAS_ROUTER_HEAD:
+        *value = has_head(cact::HeadKind::router);
+        return;
+      case CACT_MODEL_HAS_EMBEDDING_HEAD:
+        *value = has_head(cact::HeadKind::embedding);
+        return;
+      default:
+        break;
     }
-    fail_with(CACT_ERROR_INVALID_ARGUMENT, "property " + std::to_string(int(property)) + " is not a cact_model_property");
+    fail_with(CACT_ERROR_INVALID_ARGUMENT,
+              "property " + std::to_string(int(property)) + " is not a cact_model_property");
   });
 }
 

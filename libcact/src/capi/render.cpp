@@ -25,8 +25,7 @@ cact_status cact_chat_render(const cact_tokenizer* tokenizer, const char* system
       }
     }
     // UNSUPPORTED (guarded's default) when it is not a chat model's tokenizer.
-    const std::vector<int32_t> out =
-        cact::chat::render_first_turn(tok, system == nullptr ? "" : system, tools, query);
+    const std::vector<int32_t> out = cact::chat::render_first_turn(tok, system == nullptr ? "" : system, tools, query);
     cact::capi::copy_out(out.data(), out.size(), ids, capacity, count, "ids");
   });
 }

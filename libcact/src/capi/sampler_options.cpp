@@ -11,7 +11,8 @@ constexpr size_t kSamplerOptionsV1 = sizeof(cact_sampler_options);
 }
 
 SamplerOptions sampler_options(const cact_sampler_options* given) {
-  const cact_sampler_options o = read_options(given, cact_sampler_options_init, kSamplerOptionsV1, "cact_sampler_options");
+  const cact_sampler_options o =
+      read_options(given, cact_sampler_options_init, kSamplerOptionsV1, "cact_sampler_options");
   SamplerOptions so;
   so.temperature = o.temperature;
   so.top_k = o.top_k;

@@ -14,10 +14,14 @@ cact::capi::ErrorText* error_of(const cact_session* s) { return s != nullptr ? &
 
 cact::HeadKind head_kind(cact_head head) {
   switch (head) {
-    case CACT_HEAD_EMBEDDING: return cact::HeadKind::embedding;
-    case CACT_HEAD_CONFIDENCE: return cact::HeadKind::confidence;
-    case CACT_HEAD_ROUTER: return cact::HeadKind::router;
-    default: break;
+    case CACT_HEAD_EMBEDDING:
+      return cact::HeadKind::embedding;
+    case CACT_HEAD_CONFIDENCE:
+      return cact::HeadKind::confidence;
+    case CACT_HEAD_ROUTER:
+      return cact::HeadKind::router;
+    default:
+      break;
   }
   fail_with(CACT_ERROR_INVALID_ARGUMENT, "head " + std::to_string(int(head)) + " is not a cact_head");
 }
@@ -34,9 +38,8 @@ void need_head(const cact::Session& s, cact::HeadKind kind) {
 void need_room(const cact::Session& s, size_t count) {
   if (count > s.remaining()) {
     fail_with(CACT_ERROR_CONTEXT_OVERFLOW, std::to_string(count) + (count == 1 ? " token does" : " tokens do") +
-                                               " not fit the context of " +
-                                               std::to_string(s.context()) + " positions (" +
-                                               std::to_string(s.position()) + " used)");
+                                               " not fit the context of " + std::to_string(s.context()) +
+                                               " positions (" + std::to_string(s.position()) + " used)");
   }
 }
 
@@ -55,7 +58,8 @@ void cact_session_options_init(cact_session_options* options) noexcept {
   options->threads = defaults.threads;
 }
 
-cact_status cact_session_new(const cact_engine* engine, const cact_session_options* options, cact_session** out) noexcept {
+cact_status cact_session_new(const cact_engine* engine, const cact_session_options* options,
+                             cact_session** out) noexcept {
   if (out != nullptr) *out = nullptr;
   return guarded(__func__, nullptr, CACT_ERROR_INVALID_ARGUMENT, [&] {
     need(out, "out");

@@ -38,7 +38,8 @@ cact_status cact_tokenize(const cact_tokenizer* tokenizer, const char* text, siz
   return guarded(__func__, nullptr, CACT_ERROR_INVALID_ARGUMENT, [&] {
     const cact::Tokenizer& tok = *need(tokenizer, "tokenizer").tok;
     const std::string_view t = text_arg(text, length);
-    if ((flags & ~kTokenizeFlags) != 0) fail_with(CACT_ERROR_INVALID_ARGUMENT, "unknown flags " + std::to_string(flags));
+    if ((flags & ~kTokenizeFlags) != 0)
+      fail_with(CACT_ERROR_INVALID_ARGUMENT, "unknown flags " + std::to_string(flags));
     std::vector<int32_t> out;
     if ((flags & CACT_TOKENIZE_ADD_BOS) != 0) out.push_back(int32_t(tok.model().bos_id));
     const std::vector<int32_t> body =
@@ -56,8 +57,9 @@ cact_status cact_detokenize(const cact_tokenizer* tokenizer, const int32_t* ids,
     const std::string out = tok.decode(std::span<const int32_t>(ids, count));
     need(length, "length") = out.size();
     if (out.size() >= capacity) {
-      fail_with(CACT_ERROR_BUFFER_TOO_SMALL, std::to_string(out.size()) + " bytes and the NUL do not fit the capacity of " +
-                                                 std::to_string(capacity));
+      fail_with(
+          CACT_ERROR_BUFFER_TOO_SMALL,
+          std::to_string(out.size()) + " bytes and the NUL do not fit the capacity of " + std::to_string(capacity));
     }
     std::memcpy(&need(text, "text"), out.c_str(), out.size() + 1);
   });
@@ -69,17 +71,26 @@ cact_status cact_tokenizer_special(const cact_tokenizer* tokenizer, cact_special
     need(id, "id");
     const cact::TokenizerModel& m = tok.model();
     switch (which) {
-      case CACT_TOKEN_BOS: *id = int32_t(m.bos_id); return;
-      case CACT_TOKEN_EOS: *id = int32_t(m.eos_id); return;
-      case CACT_TOKEN_PAD: *id = int32_t(m.pad_id); return;
-      case CACT_TOKEN_UNK: *id = int32_t(m.unk_id); return;
+      case CACT_TOKEN_BOS:
+        *id = int32_t(m.bos_id);
+        return;
+      case CACT_TOKEN_EOS:
+        *id = int32_t(m.eos_id);
+        return;
+      case CACT_TOKEN_PAD:
+        *id = int32_t(m.pad_id);
+        return;
+      case CACT_TOKEN_UNK:
+        *id = int32_t(m.unk_id);
+        return;
       case CACT_TOKEN_IM_END: {
         const int32_t found = tok.find("<|im_end|>");
         if (found < 0) fail_with(CACT_ERROR_UNSUPPORTED, "this tokenizer has no <|im_end|> (not a chat model)");
         *id = found;
         return;
       }
-      default: break;
+      default:
+        break;
     }
     fail_with(CACT_ERROR_INVALID_ARGUMENT, "which " + std::to_string(int(which)) + " is not a cact_special_token");
   });

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "cact/error.h"
-#include "chat/call_grammar.h"
 #include "cact/json_input.h"
+#include "chat/call_grammar.h"
 #include "chat/vocab_surfaces.h"
 
 namespace cact::chat {
@@ -34,7 +34,9 @@ struct AnswerConstraint::Impl {
   Impl(const Tokenizer& tok, const ToolList& tools, const ToolChoice& choice);
 
   bool forced() const { return mode == ToolChoiceMode::required || mode == ToolChoiceMode::named; }
-  bool may_end() const { return phase == Phase::after_call || (!forced() && (phase == Phase::start || phase == Phase::text)); }
+  bool may_end() const {
+    return phase == Phase::after_call || (!forced() && (phase == Phase::start || phase == Phase::text));
+  }
   // Tokens the answer still owes from `p` (outside a call list): under
   // required/named, the call list and the markers around it.
   uint32_t owed(Phase p) const {
@@ -42,9 +44,12 @@ struct AnswerConstraint::Impl {
     switch (p) {
       case Phase::start:
       case Phase::after_think:
-      case Phase::newline: return list_tokens;
-      case Phase::think: return add_cost(list_tokens, 1);
-      default: return 0;
+      case Phase::newline:
+        return list_tokens;
+      case Phase::think:
+        return add_cost(list_tokens, 1);
+      default:
+        return 0;
     }
   }
   std::optional<Phase> after_marker(Marker m) const;
@@ -74,9 +79,12 @@ struct AnswerConstraint::Impl {
   Run run_piece(CallGrammar::State& s, std::string_view bytes, size_t from) const {
     for (size_t i = from; i < bytes.size(); ++i) {
       switch (grammar->step(s, static_cast<uint8_t>(bytes[i]))) {
-        case CallGrammar::Step::refused: return Run::refused;
-        case CallGrammar::Step::unlisted: return Run::stopped;
-        case CallGrammar::Step::ok: break;
+        case CallGrammar::Step::refused:
+          return Run::refused;
+        case CallGrammar::Step::unlisted:
+          return Run::stopped;
+        case CallGrammar::Step::ok:
+          break;
       }
     }
     return Run::open;
@@ -117,7 +125,8 @@ AnswerConstraint::Impl::Impl(const Tokenizer& tok, const ToolList& tools, const 
   if (mode == ToolChoiceMode::none) return;
   for (const Marker m : {Marker::call_open, Marker::call_close}) {
     if (vocab.marker_id(m) < 0) {
-      fail("answer constraint: the tokenizer has no " + std::string(marker_surface(m)) + " marker, which tool calls need");
+      fail("answer constraint: the tokenizer has no " + std::string(marker_surface(m)) +
+           " marker, which tool calls need");
     }
   }
   grammar.emplace(tools, choice);
@@ -147,7 +156,8 @@ std::optional<Phase> AnswerConstraint::Impl::after_marker(Marker m) const {
       break;
     case Marker::call_open:
       if (!grammar) break;
-      if (phase == Phase::start || (forced() ? phase == Phase::after_think || phase == Phase::newline : phase == Phase::text)) {
+      if (phase == Phase::start ||
+          (forced() ? phase == Phase::after_think || phase == Phase::newline : phase == Phase::text)) {
         return Phase::call_list;
       }
       break;
@@ -157,7 +167,8 @@ std::optional<Phase> AnswerConstraint::Impl::after_marker(Marker m) const {
     case Marker::im_end:
       if (may_end()) return Phase::done;
       break;
-    default: break;
+    default:
+      break;
   }
   return std::nullopt;
 }
@@ -206,7 +217,8 @@ void AnswerConstraint::Impl::fill_call_list(std::span<uint8_t> mask, uint32_t li
     CallGrammar::State s = calls;
     const CallGrammar::Step step = grammar->step(s, child.byte);
     if (step == CallGrammar::Step::refused) continue;
-    const auto tail_room = step == CallGrammar::Step::ok && limit >= 1 ? grammar->string_text_room(s, limit - 1) : std::nullopt;
+    const auto tail_room =
+        step == CallGrammar::Step::ok && limit >= 1 ? grammar->string_text_room(s, limit - 1) : std::nullopt;
     if (!tail_room) {
       fill_child(child, step, s, mask, limit);
       continue;
@@ -229,8 +241,8 @@ void AnswerConstraint::Impl::fill_call_list(std::span<uint8_t> mask, uint32_t li
 
 // The pieces through `child`, whose byte took the grammar from its parent's
 // state to `s` with `step`.
-void AnswerConstraint::Impl::fill_child(const VocabSurfaces::TrieNode& child, CallGrammar::Step step, const CallGrammar::State& s,
-                                        std::span<uint8_t> mask, uint32_t limit) const {
+void AnswerConstraint::Impl::fill_child(const VocabSurfaces::TrieNode& child, CallGrammar::Step step,
+                                        const CallGrammar::State& s, std::span<uint8_t> mask, uint32_t limit) const {
   const auto set = [&](std::span<const int32_t> ids) {
     for (const int32_t id : ids) {
       if (size_t(id) < mask.size()) mask[size_t(id)] = 1;
@@ -270,15 +282,18 @@ bool AnswerConstraint::allows(int32_t id, uint32_t budget) const {
   const Impl& m = *impl_;
   if (budget == 0 || id < 0 || size_t(id) >= m.vocab.size()) return false;
   switch (m.vocab.kind(id)) {
-    case PieceKind::none: return false;
-    case PieceKind::eos: return m.may_end();
+    case PieceKind::none:
+      return false;
+    case PieceKind::eos:
+      return m.may_end();
     case PieceKind::marker: {
       const auto next = m.after_marker(m.vocab.marker_of(id));
       if (!next) return false;
       const uint32_t leaves = *next == Phase::call_list ? m.list_rest_tokens : m.owed(*next);
       return leaves <= m.owe_limit(budget);
     }
-    case PieceKind::text: return m.text_allowed(id, m.owe_limit(budget));
+    case PieceKind::text:
+      return m.text_allowed(id, m.owe_limit(budget));
   }
   return false;
 }
@@ -308,12 +323,11 @@ void AnswerConstraint::fill_mask(std::span<uint8_t> mask, uint32_t budget) const
 
 AnswerConstraint::Event AnswerConstraint::accept(int32_t id) {
   Impl& m = *impl_;
-  const auto refuse = [&]() -> Event {
-    fail("answer constraint: token " + std::to_string(id) + " may not come here");
-  };
+  const auto refuse = [&]() -> Event { fail("answer constraint: token " + std::to_string(id) + " may not come here"); };
   if (id < 0 || size_t(id) >= m.vocab.size()) return refuse();
   switch (m.vocab.kind(id)) {
-    case PieceKind::none: return refuse();
+    case PieceKind::none:
+      return refuse();
     case PieceKind::eos:
       if (!m.may_end()) return refuse();
       m.phase = Phase::done;
@@ -327,7 +341,8 @@ AnswerConstraint::Event AnswerConstraint::accept(int32_t id) {
       m.guard = 0;
       return marker == Marker::call_close ? Event::call_list_closed : Event::none;
     }
-    case PieceKind::text: break;
+    case PieceKind::text:
+      break;
   }
   const std::string_view bytes = m.vocab.bytes(id);
   if (const auto next = m.text_phase()) {
@@ -349,12 +364,14 @@ AnswerConstraint::Event AnswerConstraint::accept(int32_t id) {
   for (size_t i = 0; i < bytes.size(); ++i) {
     const bool was_in_name = m.grammar->in_free_name(calls);
     switch (m.grammar->step(calls, static_cast<uint8_t>(bytes[i]))) {
-      case CallGrammar::Step::refused: return refuse();
+      case CallGrammar::Step::refused:
+        return refuse();
       case CallGrammar::Step::unlisted:
         m.unlisted = parse_json_limited("\"" + name + "\"", "tool call name", name.size() + 2).get<std::string>();
         m.phase = Phase::done;
         return Event::unlisted_name;
-      case CallGrammar::Step::ok: break;
+      case CallGrammar::Step::ok:
+        break;
     }
     if (m.grammar->in_free_name(calls)) {
       if (was_in_name) {

@@ -38,9 +38,8 @@ std::string without_cut_call(const std::string& raw) {
 }
 
 void split_and_validate(const ToolList& tools, Answer& a) {
-  const std::string text = a.stop == StopReason::suppressed_call && !a.suppressed_calls.empty()
-                               ? without_cut_call(a.raw)
-                               : a.raw;
+  const std::string text =
+      a.stop == StopReason::suppressed_call && !a.suppressed_calls.empty() ? without_cut_call(a.raw) : a.raw;
   a.parsed = parse_answer(text);
   for (const Call& call : a.parsed.calls) {
     CallCheck check = validate_call(tools, call);

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "cact/error.h"
-#include "cact/tools.h"
 #include "cact/json_input.h"
+#include "cact/tools.h"
 
 namespace cact::chat {
 
@@ -26,7 +26,8 @@ size_t block_close(std::string_view answer, size_t from) {
 Call parse_call(const Json& element, const std::string& at) {
   if (!element.is_object()) fail(at + ": a call must be a JSON object, got " + element.type_name());
   for (const auto& [key, value] : element.items()) {
-    if (key != "name" && key != "arguments") fail(at + ": unknown key " + json_quoted(key) + " (a call has \"name\" and \"arguments\")");
+    if (key != "name" && key != "arguments")
+      fail(at + ": unknown key " + json_quoted(key) + " (a call has \"name\" and \"arguments\")");
   }
   const auto name = element.find("name");
   if (name == element.end() || !name->is_string()) fail(at + ": \"name\" must be a string");
@@ -43,7 +44,8 @@ void take_call_block(std::string_view body, const std::string& at, ParsedAnswer&
     const Json list = parse_json_limited(body, at, kMaxCallBlockBytes);
     if (!list.is_array()) fail(at + ": expected a JSON list of calls, got " + list.type_name());
     if (list.empty()) fail(at + ": the list of calls is empty");
-    for (size_t i = 0; i < list.size(); ++i) calls.push_back(parse_call(list[i], at + ": call " + std::to_string(i + 1)));
+    for (size_t i = 0; i < list.size(); ++i)
+      calls.push_back(parse_call(list[i], at + ": call " + std::to_string(i + 1)));
   } catch (const Error& e) {
     out.call_json.push_back({Violation::unparseable_json, e.what()});
     return;

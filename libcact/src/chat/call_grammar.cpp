@@ -21,7 +21,15 @@ enum FrameKind : uint8_t { kList, kCall, kObject, kArray };
 // List: the call frames sit on top of it while phase is calls.
 enum ListPhase : uint8_t { kListOpen, kListCalls, kListAfterCall, kListClosed };
 enum CallPhase : uint8_t { kCallHeadText, kCallName, kCallArgumentsText, kCallArguments, kCallClose };
-enum ObjectPhase : uint8_t { kObjectOpen, kObjectFirst, kObjectComma, kObjectKey, kObjectColon, kObjectValue, kObjectAfter };
+enum ObjectPhase : uint8_t {
+  kObjectOpen,
+  kObjectFirst,
+  kObjectComma,
+  kObjectKey,
+  kObjectColon,
+  kObjectValue,
+  kObjectAfter
+};
 enum ArrayPhase : uint8_t { kArrayOpen, kArrayFirst, kArrayValue, kArrayAfter };
 
 enum LeafKind : uint8_t { kNoLeaf, kString, kName, kNumber, kLiteral };
@@ -63,15 +71,24 @@ std::optional<Utf8Lead> utf8_lead(uint8_t b) {
 // The byte a one-character escape stands for, or -1.
 int simple_escape(uint8_t c) {
   switch (c) {
-    case '"': return '"';
-    case '\\': return '\\';
-    case '/': return '/';
-    case 'b': return '\b';
-    case 'f': return '\f';
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    default: return -1;
+    case '"':
+      return '"';
+    case '\\':
+      return '\\';
+    case '/':
+      return '/';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    default:
+      return -1;
   }
 }
 
@@ -101,8 +118,8 @@ constexpr std::array<Wide, 31> kPow10 = [] {
   for (size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;
   return p;
 }();
-constexpr Wide kOne = kPow10[15];                    // 1.0
-constexpr Wide kGridMax = (kPow10[15] - 1) * kOne;   // 999999999999999
+constexpr Wide kOne = kPow10[15];                   // 1.0
+constexpr Wide kGridMax = (kPow10[15] - 1) * kOne;  // 999999999999999
 
 int integer_digits(Wide magnitude) {
   int d = 0;
@@ -198,20 +215,28 @@ uint32_t CallGrammar::number_cost(const NumberSpec& spec, const Leaf& l) {
     case kFraction: {
       const int m = l.frac_digits;
       const Wide a = digits * kPow10[size_t(kMaxDigits - m)];
-      const int f = fewest_fraction_digits(a, a + kPow10[size_t(kMaxDigits - m)] - kPow10[size_t(k)], lo, hi, m, kMaxDigits - k);
+      const int f =
+          fewest_fraction_digits(a, a + kPow10[size_t(kMaxDigits - m)] - kPow10[size_t(k)], lo, hi, m, kMaxDigits - k);
       return f < 0 ? kNoCompletion : static_cast<uint32_t>(f - m);
     }
-    default: return kNoCompletion;
+    default:
+      return kNoCompletion;
   }
 }
 
 bool CallGrammar::number_closes(const NumberSpec& spec, const Leaf& l) {
   Wide value = 0;
   switch (l.phase) {
-    case kZero: break;
-    case kInteger: value = static_cast<Wide>(l.digits) * kOne; break;
-    case kFraction: value = static_cast<Wide>(l.digits) * kPow10[size_t(kMaxDigits - l.frac_digits)]; break;
-    default: return false;
+    case kZero:
+      break;
+    case kInteger:
+      value = static_cast<Wide>(l.digits) * kOne;
+      break;
+    case kFraction:
+      value = static_cast<Wide>(l.digits) * kPow10[size_t(kMaxDigits - l.frac_digits)];
+      break;
+    default:
+      return false;
   }
   if (l.negative) value = -value;
   return spec.lo <= value && value <= spec.hi;
@@ -222,7 +247,9 @@ void CallGrammar::compile_number(Node& n, const Schema& s) {
   spec.integer = s.type == JsonType::integer;
   if (spec.integer) {
     // Integers of the grid are exact doubles: the bounds round inward.
-    const auto whole = [](double b) { return static_cast<Wide>(static_cast<int64_t>(std::clamp(b, -1e16, 1e16))) * kOne; };
+    const auto whole = [](double b) {
+      return static_cast<Wide>(static_cast<int64_t>(std::clamp(b, -1e16, 1e16))) * kOne;
+    };
     spec.lo = s.minimum ? whole(s.exclusive_minimum ? std::floor(*s.minimum) + 1 : std::ceil(*s.minimum)) : -kGridMax;
     spec.hi = s.maximum ? whole(s.exclusive_maximum ? std::ceil(*s.maximum) - 1 : std::floor(*s.maximum)) : kGridMax;
     spec.lo = std::max(spec.lo, -kGridMax);
@@ -332,8 +359,8 @@ uint32_t CallGrammar::literal_trie(const std::vector<std::string>& literals) {
 void CallGrammar::compile_object(Node& n, const Schema& s, uint32_t depth) {
   const size_t count = s.property_names.size();
   if (count > kMaxProperties) {
-    fail("tool list: an object schema declares " + std::to_string(count) + " properties; the constrained decoder tracks at most " +
-         std::to_string(kMaxProperties) + " per object");
+    fail("tool list: an object schema declares " + std::to_string(count) +
+         " properties; the constrained decoder tracks at most " + std::to_string(kMaxProperties) + " per object");
   }
   std::vector<uint32_t> value_nodes;
   for (const Schema& p : s.properties) value_nodes.push_back(compile(p, depth + 1));
@@ -363,7 +390,8 @@ void CallGrammar::compile_object(Node& n, const Schema& s, uint32_t depth) {
 
 uint32_t CallGrammar::compile(const Schema& s, uint32_t depth) {
   max_depth_ = std::max(max_depth_, depth);
-  if (depth > kMaxFrames - 2) fail("tool list: a schema nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  if (depth > kMaxFrames - 2)
+    fail("tool list: a schema nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   Node n;
   if (!s.literals.empty()) {
     std::vector<std::string> valid;
@@ -382,11 +410,14 @@ uint32_t CallGrammar::compile(const Schema& s, uint32_t depth) {
         n.min_bytes = n.max_length < n.min_length ? kNoCompletion : add(2, n.min_length);
         break;
       case JsonType::integer:
-      case JsonType::number: compile_number(n, s); break;
+      case JsonType::number:
+        compile_number(n, s);
+        break;
       case JsonType::boolean:
       case JsonType::null:
         n.kind = NodeKind::literal;
-        n.trie = literal_trie(s.type == JsonType::null ? std::vector<std::string>{"null"} : std::vector<std::string>{"true", "false"});
+        n.trie = literal_trie(s.type == JsonType::null ? std::vector<std::string>{"null"}
+                                                       : std::vector<std::string>{"true", "false"});
         n.min_bytes = trie_[n.trie].min_cost;
         break;
       case JsonType::array: {
@@ -396,10 +427,14 @@ uint32_t CallGrammar::compile(const Schema& s, uint32_t depth) {
         n.min_items = s.min_items;
         n.max_items = s.max_items.value_or(UINT32_MAX);
         const uint32_t item = nodes_[n.item].min_bytes;
-        n.min_bytes = n.max_items < n.min_items ? kNoCompletion : n.min_items == 0 ? 2 : add(mul(n.min_items, add(item, 1)), 1);
+        n.min_bytes = n.max_items < n.min_items ? kNoCompletion
+                      : n.min_items == 0        ? 2
+                                                : add(mul(n.min_items, add(item, 1)), 1);
         break;
       }
-      case JsonType::object: compile_object(n, s, depth); break;
+      case JsonType::object:
+        compile_object(n, s, depth);
+        break;
     }
   }
   nodes_.push_back(n);
@@ -416,7 +451,8 @@ CallGrammar::CallGrammar(const ToolList& tools, const ToolChoice& choice) : mode
     if (mode_ == ToolChoiceMode::named && tools.tools[i].name != choice.name) continue;
     callable.push_back(i);
   }
-  if (mode_ == ToolChoiceMode::named && callable.empty()) fail("tool choice: \"" + choice.name + "\" is not in the tool list");
+  if (mode_ == ToolChoiceMode::named && callable.empty())
+    fail("tool choice: \"" + choice.name + "\" is not in the tool list");
   std::vector<std::string> names;
   std::vector<int32_t> values;
   std::vector<uint32_t> costs;
@@ -461,11 +497,21 @@ void CallGrammar::push_frame(State& s, uint8_t kind, uint32_t node, uint32_t out
 void CallGrammar::push_value(State& s, uint32_t node, uint32_t outer) const {
   const Node& n = nodes_[node];
   switch (n.kind) {
-    case NodeKind::object: push_frame(s, kObject, node, outer); return;
-    case NodeKind::array: push_frame(s, kArray, node, outer); return;
-    case NodeKind::string: s.leaf = Leaf{.kind = kString, .node = node}; break;
-    case NodeKind::number: s.leaf = Leaf{.kind = kNumber, .node = node}; break;
-    case NodeKind::literal: s.leaf = Leaf{.kind = kLiteral, .trie = n.trie}; break;
+    case NodeKind::object:
+      push_frame(s, kObject, node, outer);
+      return;
+    case NodeKind::array:
+      push_frame(s, kArray, node, outer);
+      return;
+    case NodeKind::string:
+      s.leaf = Leaf{.kind = kString, .node = node};
+      break;
+    case NodeKind::number:
+      s.leaf = Leaf{.kind = kNumber, .node = node};
+      break;
+    case NodeKind::literal:
+      s.leaf = Leaf{.kind = kLiteral, .trie = n.trie};
+      break;
   }
   s.leaf.outer = outer;
 }
@@ -473,7 +519,9 @@ void CallGrammar::push_value(State& s, uint32_t node, uint32_t outer) const {
 void CallGrammar::child_closed(State& s, int32_t value) const {
   Frame& f = s.frames[s.depth - 1];
   switch (f.kind) {
-    case kList: f.phase = kListAfterCall; break;
+    case kList:
+      f.phase = kListAfterCall;
+      break;
     case kCall:
       if (f.phase == kCallName) {
         f.node = static_cast<uint32_t>(value);
@@ -483,8 +531,12 @@ void CallGrammar::child_closed(State& s, int32_t value) const {
         f.phase = kCallClose;
       }
       break;
-    case kObject: f.phase = kObjectAfter; break;
-    case kArray: f.phase = kArrayAfter; break;
+    case kObject:
+      f.phase = kObjectAfter;
+      break;
+    case kArray:
+      f.phase = kArrayAfter;
+      break;
   }
 }
 
@@ -503,8 +555,10 @@ CallGrammar::Step CallGrammar::step_leaf(State& s, uint8_t byte, bool& consumed)
   Leaf& l = s.leaf;
   switch (l.kind) {
     case kString:
-    case kName: return step_string(s, byte);
-    case kNumber: return step_number(s, byte, consumed);
+    case kName:
+      return step_string(s, byte);
+    case kNumber:
+      return step_number(s, byte, consumed);
     case kLiteral: {
       const uint32_t next = trie_child(l.trie, byte);
       if (next != kNoNode) {
@@ -522,7 +576,8 @@ CallGrammar::Step CallGrammar::step_leaf(State& s, uint8_t byte, bool& consumed)
       consumed = false;
       return Step::ok;
     }
-    default: return Step::refused;
+    default:
+      return Step::refused;
   }
 }
 
@@ -654,7 +709,8 @@ CallGrammar::Step CallGrammar::step_string(State& s, uint8_t b) const {
       l.pending = 4;
       l.low_hex = 0;
       return Step::ok;
-    default: return Step::refused;
+    default:
+      return Step::refused;
   }
 }
 
@@ -704,7 +760,8 @@ CallGrammar::Step CallGrammar::step_number(State& s, uint8_t b, bool& consumed) 
         return Step::ok;
       }
       break;
-    default: return Step::refused;
+    default:
+      return Step::refused;
   }
   // Not a digit of this number: it ends here if its value is in range.
   if (!number_closes(spec, l)) return Step::refused;
@@ -717,7 +774,7 @@ CallGrammar::Step CallGrammar::step_number(State& s, uint8_t b, bool& consumed) 
 bool CallGrammar::step_key(Frame& f, uint32_t from, uint8_t byte) const {
   const uint32_t next = trie_child(from, byte);
   if (next == kNoNode || (trie_[next].keys & ~f.seen) == 0) return false;  // no unwritten key this way
-  if (trie_[next].edge_count == 0) {  // the closing quote: a whole key
+  if (trie_[next].edge_count == 0) {                                       // the closing quote: a whole key
     const auto property = static_cast<uint32_t>(trie_[next].terminal);
     f.seen |= bit(property);
     f.aux = property;
@@ -789,8 +846,10 @@ CallGrammar::Step CallGrammar::step_frame(State& s, uint8_t b) const {
             return Step::ok;
           }
           return ok(step_key(f, n.trie, b));
-        case kObjectComma: return ok(step_key(f, n.trie, b));
-        case kObjectKey: return ok(step_key(f, f.aux, b));
+        case kObjectComma:
+          return ok(step_key(f, n.trie, b));
+        case kObjectKey:
+          return ok(step_key(f, f.aux, b));
         case kObjectColon: {
           if (b != ':') return Step::refused;
           f.phase = kObjectValue;
@@ -798,7 +857,8 @@ CallGrammar::Step CallGrammar::step_frame(State& s, uint8_t b) const {
           push_value(s, p.node, add(required_after(n, f.seen), 1, f.outer));
           return Step::ok;
         }
-        default: return Step::refused;
+        default:
+          return Step::refused;
       }
     }
     case kArray: {
@@ -825,10 +885,12 @@ CallGrammar::Step CallGrammar::step_frame(State& s, uint8_t b) const {
             // After '[' this byte already starts the item.
             return first ? step(s, b) : Step::ok;
           }
-        default: return Step::refused;
+        default:
+          return Step::refused;
       }
     }
-    default: return Step::refused;
+    default:
+      return Step::refused;
   }
 }
 
@@ -877,8 +939,10 @@ uint32_t CallGrammar::frame_cost(const Frame& f) const {
       const Node& n = nodes_[f.node];
       const uint32_t required = required_after(n, f.seen);
       switch (f.phase) {
-        case kObjectOpen: return n.min_bytes;
-        case kObjectFirst: return (n.required & ~f.seen) != 0 ? required : 1;
+        case kObjectOpen:
+          return n.min_bytes;
+        case kObjectFirst:
+          return (n.required & ~f.seen) != 0 ? required : 1;
         case kObjectComma: {
           if ((n.required & ~f.seen) != 0) return required;
           uint32_t best = kNoCompletion;  // a comma was written: some key must follow
@@ -887,10 +951,14 @@ uint32_t CallGrammar::frame_cost(const Frame& f) const {
           }
           return best;
         }
-        case kObjectKey: return key_cost(n, f.seen, f.aux);
-        case kObjectColon: return add(nodes_[properties_[n.first_property + f.aux].node].min_bytes, required, 2);
-        case kObjectAfter: return add(required, 1);
-        default: return kNoCompletion;
+        case kObjectKey:
+          return key_cost(n, f.seen, f.aux);
+        case kObjectColon:
+          return add(nodes_[properties_[n.first_property + f.aux].node].min_bytes, required, 2);
+        case kObjectAfter:
+          return add(required, 1);
+        default:
+          return kNoCompletion;
       }
     }
     case kArray: {
@@ -899,24 +967,31 @@ uint32_t CallGrammar::frame_cost(const Frame& f) const {
       if (f.phase == kArrayFirst) return n.min_items == 0 ? 1 : sub(item_rest(n, 0), 1);
       return f.phase == kArrayAfter ? item_rest(n, f.aux) : kNoCompletion;
     }
-    default: return kNoCompletion;
+    default:
+      return kNoCompletion;
   }
 }
 
 // Bytes that finish the code point being written (escape, surrogate pair, UTF-8).
 uint32_t CallGrammar::string_pending(const Leaf& l) const {
   switch (l.phase) {
-    case kEscape: return 1;
+    case kEscape:
+      return 1;
     case kHex: {
       // Two digits in the high-surrogate range commit to a "\uDC00" after.
-      const bool high = l.pending <= 2 && (l.hex >> (4 * (2 - l.pending))) >= 0xD8 && (l.hex >> (4 * (2 - l.pending))) <= 0xDB;
+      const bool high =
+          l.pending <= 2 && (l.hex >> (4 * (2 - l.pending))) >= 0xD8 && (l.hex >> (4 * (2 - l.pending))) <= 0xDB;
       return l.pending + (high ? 6u : 0u);
     }
-    case kLowBackslash: return 6;
-    case kLowU: return 5;
+    case kLowBackslash:
+      return 6;
+    case kLowU:
+      return 5;
     case kLowHex:
-    case kUtf8: return l.pending;
-    default: return 0;
+    case kUtf8:
+      return l.pending;
+    default:
+      return 0;
   }
 }
 
@@ -936,9 +1011,12 @@ uint32_t CallGrammar::leaf_cost(const Leaf& l) const {
       const bool listed = l.trie != kNoNode && trie_[l.trie].terminal >= 0;
       return pending + (pending == 0 && !listed ? 1 : 2);
     }
-    case kNumber: return add(number_cost(numbers_[nodes_[l.node].number], l), l.outer);
-    case kLiteral: return add(trie_[l.trie].min_cost, l.outer);
-    default: return kNoCompletion;
+    case kNumber:
+      return add(number_cost(numbers_[nodes_[l.node].number], l), l.outer);
+    case kLiteral:
+      return add(trie_[l.trie].min_cost, l.outer);
+    default:
+      return kNoCompletion;
   }
 }
 

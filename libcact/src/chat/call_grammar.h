@@ -62,17 +62,17 @@ class CallGrammar {
   struct Leaf {
     uint8_t kind = 0;
     uint8_t phase = 0;
-    uint8_t pending = 0;  // string: \u digits or UTF-8 continuation bytes still due
-    uint8_t lo = 0, hi = 0;  // string: the range of the next UTF-8 continuation byte
+    uint8_t pending = 0;                      // string: \u digits or UTF-8 continuation bytes still due
+    uint8_t lo = 0, hi = 0;                   // string: the range of the next UTF-8 continuation byte
     uint8_t int_digits = 0, frac_digits = 0;  // number
-    bool negative = false;                     // number
-    uint16_t hex = 0;        // string: \u value (the high surrogate while its low half is due)
-    uint16_t low_hex = 0;    // string: the low surrogate's \u value
-    uint32_t node = 0;       // string/number: schema node
-    uint32_t trie = 0;       // literal / auto name: trie node
-    uint32_t code_points = 0;  // string
+    bool negative = false;                    // number
+    uint16_t hex = 0;                         // string: \u value (the high surrogate while its low half is due)
+    uint16_t low_hex = 0;                     // string: the low surrogate's \u value
+    uint32_t node = 0;                        // string/number: schema node
+    uint32_t trie = 0;                        // literal / auto name: trie node
+    uint32_t code_points = 0;                 // string
     uint32_t outer = 0;
-    uint64_t digits = 0;     // number: every digit so far as one integer
+    uint64_t digits = 0;  // number: every digit so far as one integer
   };
   class State {
    public:
@@ -90,7 +90,7 @@ class CallGrammar {
     friend class CallGrammar;
     Leaf leaf;
     uint8_t depth = 0;
-    bool stopped = false;                   // an unlisted name closed
+    bool stopped = false;                  // an unlisted name closed
     std::array<Frame, kMaxFrames> frames;  // [0, depth) are live
   };
 
@@ -134,13 +134,13 @@ class CallGrammar {
   // One compiled schema node.
   struct Node {
     NodeKind kind = NodeKind::object;
-    uint32_t min_bytes = kNoCompletion;                      // the shortest value
-    uint32_t min_length = 0, max_length = UINT32_MAX;        // string: code points
-    uint32_t number = 0;                                     // number: index into numbers_
-    uint32_t trie = 0;                                       // literal: the values; object: the keys (JSON texts)
+    uint32_t min_bytes = kNoCompletion;                        // the shortest value
+    uint32_t min_length = 0, max_length = UINT32_MAX;          // string: code points
+    uint32_t number = 0;                                       // number: index into numbers_
+    uint32_t trie = 0;                                         // literal: the values; object: the keys (JSON texts)
     uint32_t item = 0, min_items = 0, max_items = UINT32_MAX;  // array
-    uint32_t first_property = 0, property_count = 0;         // object
-    uint64_t required = 0, all = 0;                          // object: property bit sets
+    uint32_t first_property = 0, property_count = 0;           // object
+    uint64_t required = 0, all = 0;                            // object: property bit sets
   };
   struct Property {
     uint32_t node;
@@ -154,10 +154,10 @@ class CallGrammar {
   struct TrieNode {
     uint32_t first_edge = 0;
     uint32_t edge_count = 0;
-    int32_t terminal = -1;    // the literal, tool or property a complete text stands for
-    uint32_t depth = 0;       // bytes from the root
+    int32_t terminal = -1;              // the literal, tool or property a complete text stands for
+    uint32_t depth = 0;                 // bytes from the root
     uint32_t min_cost = kNoCompletion;  // fewest bytes to a terminal, plus what that terminal costs after
-    uint64_t keys = 0;        // key tries: the properties below (and at) this node
+    uint64_t keys = 0;                  // key tries: the properties below (and at) this node
   };
   struct TrieEdge {
     uint8_t byte;
@@ -201,10 +201,10 @@ class CallGrammar {
   std::vector<NumberSpec> numbers_;
   std::vector<TrieNode> trie_;
   std::vector<TrieEdge> edges_;
-  std::vector<uint32_t> tool_nodes_;      // per tool: its parameters' node
-  std::vector<uint32_t> tool_rest_;       // per tool: bytes after its name: ,"arguments":{...}}
-  uint32_t name_trie_ = 0;   // auto: the decoded names; required/named: the names as JSON texts
-  uint32_t min_call_ = kNoCompletion;   // fewest bytes of one call
+  std::vector<uint32_t> tool_nodes_;   // per tool: its parameters' node
+  std::vector<uint32_t> tool_rest_;    // per tool: bytes after its name: ,"arguments":{...}}
+  uint32_t name_trie_ = 0;             // auto: the decoded names; required/named: the names as JSON texts
+  uint32_t min_call_ = kNoCompletion;  // fewest bytes of one call
   uint32_t max_depth_ = 0;
   std::string bytes_written_;
 };

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "cact/error.h"
-#include "cact/tools.h"
 #include "cact/json_input.h"
+#include "cact/tools.h"
 #include "chat/schema_parse.h"
 
 namespace cact::chat {
@@ -75,8 +75,10 @@ std::string literal_list(const Schema& s) {
 CallCheck check_count(size_t n, const char* unit, uint32_t min, std::optional<uint32_t> max, const char* min_key,
                       const char* max_key, const std::string& path) {
   const std::string counted = std::to_string(n) + " " + unit;
-  if (n < min) return violation(Violation::out_of_range, path, counted + ", fewer than " + min_key + " " + std::to_string(min));
-  if (max && n > *max) return violation(Violation::out_of_range, path, counted + ", more than " + max_key + " " + std::to_string(*max));
+  if (n < min)
+    return violation(Violation::out_of_range, path, counted + ", fewer than " + min_key + " " + std::to_string(min));
+  if (max && n > *max)
+    return violation(Violation::out_of_range, path, counted + ", more than " + max_key + " " + std::to_string(*max));
   return {};
 }
 
@@ -111,9 +113,11 @@ CallCheck check_object(const Schema& s, const Json& value, const std::string& pa
     const auto it = std::find(s.property_names.begin(), s.property_names.end(), key);
     if (it == s.property_names.end()) {
       if (s.additional_properties) continue;
-      return violation(Violation::unknown_argument, member_path(path, key), "not declared (additionalProperties is false)");
+      return violation(Violation::unknown_argument, member_path(path, key),
+                       "not declared (additionalProperties is false)");
     }
-    const CallCheck c = check_value(s.properties[size_t(it - s.property_names.begin())], member, member_path(path, key));
+    const CallCheck c =
+        check_value(s.properties[size_t(it - s.property_names.begin())], member, member_path(path, key));
     if (c.violation != Violation::ok) return c;
   }
   for (size_t i = 0; i < s.property_names.size(); ++i) {
@@ -126,22 +130,27 @@ CallCheck check_object(const Schema& s, const Json& value, const std::string& pa
 
 CallCheck check_value(const Schema& s, const Json& value, const std::string& path) {
   if (!matches_type(value, s.type)) {
-    return violation(Violation::wrong_type, path,
-                     std::string("expected ") + json_type_name(s.type) + ", got " + json_type_name(json_type_of(value)));
+    return violation(
+        Violation::wrong_type, path,
+        std::string("expected ") + json_type_name(s.type) + ", got " + json_type_name(json_type_of(value)));
   }
   if (!s.literals.empty() && !is_literal(s, value)) {
     return violation(Violation::not_in_enum, path, shown(value) + " is not " + literal_list(s));
   }
   switch (s.type) {
     case JsonType::integer:
-    case JsonType::number: return check_number(s, value, path);
+    case JsonType::number:
+      return check_number(s, value, path);
     case JsonType::string: {
       const std::string& text = value.get_ref<const std::string&>();
       return check_count(code_points(text), "characters", s.min_length, s.max_length, "minLength", "maxLength", path);
     }
-    case JsonType::array: return check_array(s, value, path);
-    case JsonType::object: return check_object(s, value, path);
-    default: return {};
+    case JsonType::array:
+      return check_array(s, value, path);
+    case JsonType::object:
+      return check_object(s, value, path);
+    default:
+      return {};
   }
 }
 
@@ -149,14 +158,22 @@ CallCheck check_value(const Schema& s, const Json& value, const std::string& pat
 
 const char* violation_name(Violation v) {
   switch (v) {
-    case Violation::ok: return "ok";
-    case Violation::unparseable_json: return "unparseable_json";
-    case Violation::unknown_tool: return "unknown_tool";
-    case Violation::missing_argument: return "missing_argument";
-    case Violation::unknown_argument: return "unknown_argument";
-    case Violation::wrong_type: return "wrong_type";
-    case Violation::out_of_range: return "out_of_range";
-    case Violation::not_in_enum: return "not_in_enum";
+    case Violation::ok:
+      return "ok";
+    case Violation::unparseable_json:
+      return "unparseable_json";
+    case Violation::unknown_tool:
+      return "unknown_tool";
+    case Violation::missing_argument:
+      return "missing_argument";
+    case Violation::unknown_argument:
+      return "unknown_argument";
+    case Violation::wrong_type:
+      return "wrong_type";
+    case Violation::out_of_range:
+      return "out_of_range";
+    case Violation::not_in_enum:
+      return "not_in_enum";
   }
   return "?";
 }

@@ -22,8 +22,8 @@ struct ChatSession::Impl {
   std::string system;
   ToolList tools;
   std::vector<Turn> turns;
-  size_t first_kept = 0;    // turns before it were dropped to make room
-  bool started = false;     // the prefix is in the session
+  size_t first_kept = 0;  // turns before it were dropped to make room
+  bool started = false;   // the prefix is in the session
   std::vector<int32_t> prefix;
   std::optional<Session> session, snapshot;
   std::vector<int32_t> snapshot_key;  // the prefix the snapshot holds
@@ -57,8 +57,8 @@ struct ChatSession::Impl {
   void render_prefix_ids() {
     prefix = render_prefix(*tok, markers, system, tools.compact_json);
     if (prefix.size() >= context()) {
-      fail("the system text and tool list (" + std::to_string(prefix.size()) +
-           " tokens) do not fit the context of " + std::to_string(context()) + " positions");
+      fail("the system text and tool list (" + std::to_string(prefix.size()) + " tokens) do not fit the context of " +
+           std::to_string(context()) + " positions");
     }
   }
 

@@ -7,13 +7,20 @@ namespace cact::chat {
 
 const char* stop_reason_name(StopReason s) {
   switch (s) {
-    case StopReason::eos: return "eos";
-    case StopReason::im_end: return "im_end";
-    case StopReason::max_tokens: return "max_tokens";
-    case StopReason::context: return "context";
-    case StopReason::stop_string: return "stop_string";
-    case StopReason::suppressed_call: return "suppressed_call";
-    case StopReason::cancelled: return "cancelled";
+    case StopReason::eos:
+      return "eos";
+    case StopReason::im_end:
+      return "im_end";
+    case StopReason::max_tokens:
+      return "max_tokens";
+    case StopReason::context:
+      return "context";
+    case StopReason::stop_string:
+      return "stop_string";
+    case StopReason::suppressed_call:
+      return "suppressed_call";
+    case StopReason::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -51,7 +58,9 @@ std::string answer_json(const Answer& a) {
       {"stop", stop_reason_name(a.stop)},
       {"raw", a.raw},
       {"tokens",
-       {{"prompt", a.prompt_tokens}, {"cached", a.cached_tokens}, {"generated", a.ids.size()},
+       {{"prompt", a.prompt_tokens},
+        {"cached", a.cached_tokens},
+        {"generated", a.ids.size()},
         {"dropped_turns", a.dropped_turns}}},
       {"timings", {{"prefill_ms", a.prefill_seconds * 1e3}, {"decode_ms", a.decode_seconds * 1e3}}},
       {"seed", a.seed},

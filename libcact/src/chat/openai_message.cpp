@@ -44,9 +44,8 @@ Json assistant_message(const Answer& answer, const std::vector<std::string>& cal
     Json calls = Json::array();
     for (size_t i = 0; i < answer.function_calls.size(); ++i) {
       const Call& c = answer.function_calls[i];
-      calls.push_back({{"id", call_ids.at(i)},
-                       {"type", "function"},
-                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+      calls.push_back(
+          {{"id", call_ids.at(i)}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
     }
     message["tool_calls"] = std::move(calls);
   }

@@ -15,7 +15,9 @@ namespace {
 // Arguments of one call in a history message are prompt text; bounded like a call block.
 constexpr size_t kMaxArgumentsBytes = size_t(1) << 20;
 
-[[noreturn]] void refuse(const std::string& param, const std::string& what) { throw RequestError(param, param + ": " + what); }
+[[noreturn]] void refuse(const std::string& param, const std::string& what) {
+  throw RequestError(param, param + ": " + what);
+}
 
 std::string at_index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 std::string at_key(const std::string& path, std::string_view key) {
@@ -27,7 +29,8 @@ std::string at_key(const std::string& path, std::string_view key) {
 class Fields {
  public:
   Fields(const Json& value, std::string path, std::initializer_list<std::string_view> known) : path_(std::move(path)) {
-    if (!value.is_object()) refuse(path_.empty() ? "body" : path_, std::string("expected a JSON object, got ") + json_type(value));
+    if (!value.is_object())
+      refuse(path_.empty() ? "body" : path_, std::string("expected a JSON object, got ") + json_type(value));
     object_ = &value;
     for (const auto& [key, unused] : value.items()) {
       bool listed = false;
@@ -101,7 +104,8 @@ void require_neutral(const Fields& f, std::string_view key, const Json& neutral,
 // (joined with newlines).
 std::string text_content(const Json& content, const std::string& path) {
   if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) refuse(path, std::string("expected a string or a list of text parts, got ") + json_type(content));
+  if (!content.is_array())
+    refuse(path, std::string("expected a string or a list of text parts, got ") + json_type(content));
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const std::string at = at_index(path, i);
@@ -144,7 +148,8 @@ ToolList parse_tools(const Json& tools) {
       Json& function = tool["function"];
       if (const auto strict = function.find("strict"); strict != function.end()) {
         if (!strict->is_boolean() && !strict->is_null()) {
-          refuse(at_index("tools", i) + ".function.strict", std::string("expected true or false, got ") + json_type(*strict));
+          refuse(at_index("tools", i) + ".function.strict",
+                 std::string("expected true or false, got ") + json_type(*strict));
         }
         function.erase(strict);
       }
@@ -165,8 +170,9 @@ ToolChoice parse_choice(const Json& choice, const ToolList& tools) {
   if (choice.is_string()) {
     const std::string mode = choice.get<std::string>();
     if (mode != "auto" && mode != "none" && mode != "required") {
-      refuse("tool_choice", "expected \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":...}}, got " +
-                                json_quoted(mode));
+      refuse("tool_choice",
+             "expected \"auto\", \"none\", \"required\" or {\"type\":\"function\",\"function\":{\"name\":...}}, got " +
+                 json_quoted(mode));
     }
     result = parse_tool_choice(mode);
   } else {
@@ -189,11 +195,13 @@ void parse_stop(const Json& stop, const RequestLimits& limits, std::vector<std::
     if (!s.is_string()) refuse(path, std::string("expected a string, got ") + json_type(s));
     const std::string text = s.get<std::string>();
     if (text.empty()) refuse(path, "empty stop string");
-    if (text.size() > limits.max_stop_bytes) refuse(path, "longer than " + std::to_string(limits.max_stop_bytes) + " bytes");
+    if (text.size() > limits.max_stop_bytes)
+      refuse(path, "longer than " + std::to_string(limits.max_stop_bytes) + " bytes");
     out.push_back(text);
   };
   if (!stop.is_array()) return take(stop, "stop");
-  if (stop.size() > limits.max_stop_strings) refuse("stop", "at most " + std::to_string(limits.max_stop_strings) + " stop strings");
+  if (stop.size() > limits.max_stop_strings)
+    refuse("stop", "at most " + std::to_string(limits.max_stop_strings) + " stop strings");
   for (size_t i = 0; i < stop.size(); ++i) take(stop[i], at_index("stop", i));
 }
 
@@ -228,7 +236,8 @@ std::vector<Call> parse_tool_calls(const Json& calls, const std::string& path, c
     } catch (const Error& e) {
       throw RequestError(args_path, e.what());
     }
-    if (!arguments.is_object()) refuse(args_path, std::string("must be a JSON object (as a string), got ") + json_type(arguments));
+    if (!arguments.is_object())
+      refuse(args_path, std::string("must be a JSON object (as a string), got ") + json_type(arguments));
     out.push_back({*name, compact(arguments)});
     open.ids.push_back(*id);
   }
@@ -259,7 +268,8 @@ std::vector<Turn> parse_messages(const Json& messages, const RequestLimits& limi
     if (role == "system" || role == "developer") {
       const Fields f(message, path, {"role", "content", "name"});
       (void)f.string("name");
-      if (!turns.empty()) refuse(path, "a system message must come before the conversation (the format has one system turn)");
+      if (!turns.empty())
+        refuse(path, "a system message must come before the conversation (the format has one system turn)");
       if (!system.empty()) system += '\n';
       system += text_content(f.need("content"), f.path("content"));
     } else if (role == "user") {
@@ -292,7 +302,8 @@ std::vector<Turn> parse_messages(const Json& messages, const RequestLimits& limi
       refuse_markers(reasoning, f.path("reasoning_content"), markers);
       OpenCalls calls_open{f.path("tool_calls"), {}, {}, 0};
       std::vector<Call> calls;
-      if (const Json* tool_calls = f.find("tool_calls")) calls = parse_tool_calls(*tool_calls, calls_open.path, tools, calls_open);
+      if (const Json* tool_calls = f.find("tool_calls"))
+        calls = parse_tool_calls(*tool_calls, calls_open.path, tools, calls_open);
       turns.push_back({Turn::Role::assistant, assistant_text(reasoning, text, calls), {}});
       if (!calls.empty()) open = std::move(calls_open);
     } else if (role == "tool") {
@@ -325,9 +336,26 @@ std::vector<Turn> parse_messages(const Json& messages, const RequestLimits& limi
 
 ChatRequest parse_chat_request(const Json& body, const RequestLimits& limits, const std::vector<std::string>& markers) {
   const Fields f(body, "",
-                 {"model", "messages", "tools", "tool_choice", "temperature", "top_p", "seed", "max_tokens",
-                  "max_completion_tokens", "stop", "stream", "stream_options", "n", "presence_penalty",
-                  "frequency_penalty", "logprobs", "logit_bias", "parallel_tool_calls", "response_format", "user"});
+                 {"model",
+                  "messages",
+                  "tools",
+                  "tool_choice",
+                  "temperature",
+                  "top_p",
+                  "seed",
+                  "max_tokens",
+                  "max_completion_tokens",
+                  "stop",
+                  "stream",
+                  "stream_options",
+                  "n",
+                  "presence_penalty",
+                  "frequency_penalty",
+                  "logprobs",
+                  "logit_bias",
+                  "parallel_tool_calls",
+                  "response_format",
+                  "user"});
   ChatRequest r;
   r.model = f.string("model").value_or("");
   (void)f.string("user");

@@ -32,7 +32,8 @@ ChatMarkers::ChatMarkers(const Tokenizer& tok)
     if (p.type == PieceType::UserDefined && !p.surface.empty()) all.emplace_back(p.surface, int32_t(id));
   }
   // Longest first, as the encoder matches them.
-  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
 PromptBuilder& PromptBuilder::markup(std::string_view s) {

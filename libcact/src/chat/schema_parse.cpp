@@ -29,11 +29,21 @@ bool array_only(JsonType t) { return t == JsonType::array; }
 bool object_only(JsonType t) { return t == JsonType::object; }
 
 constexpr Keyword kKeywords[] = {
-    {"type", any_type},           {"enum", any_type},         {"const", any_type},
-    {"minimum", numeric},         {"maximum", numeric},       {"exclusiveMinimum", numeric},
-    {"exclusiveMaximum", numeric}, {"minLength", string_only}, {"maxLength", string_only},
-    {"items", array_only},        {"minItems", array_only},   {"maxItems", array_only},
-    {"properties", object_only},  {"required", object_only},  {"additionalProperties", object_only},
+    {"type", any_type},
+    {"enum", any_type},
+    {"const", any_type},
+    {"minimum", numeric},
+    {"maximum", numeric},
+    {"exclusiveMinimum", numeric},
+    {"exclusiveMaximum", numeric},
+    {"minLength", string_only},
+    {"maxLength", string_only},
+    {"items", array_only},
+    {"minItems", array_only},
+    {"maxItems", array_only},
+    {"properties", object_only},
+    {"required", object_only},
+    {"additionalProperties", object_only},
 };
 // Accepted and ignored: they describe, they do not constrain.
 constexpr std::string_view kAnnotations[] = {"description", "title", "default", "examples", "$comment"};
@@ -67,7 +77,8 @@ class NodeParser {
     s.type = declared_type(s.literals);
     for (const auto& [key, value] : node_.items()) {
       const Keyword* k = find_keyword(key);
-      if (k && !k->applies(s.type)) fail_here("keyword " + json_quoted(key) + " does not apply to type " + json_type_name(s.type));
+      if (k && !k->applies(s.type))
+        fail_here("keyword " + json_quoted(key) + " does not apply to type " + json_type_name(s.type));
     }
     for (const Json& literal : literals_json_) {
       if (!matches_type(literal, s.type)) {
@@ -76,11 +87,20 @@ class NodeParser {
     }
     switch (s.type) {
       case JsonType::integer:
-      case JsonType::number: parse_number_bounds(s); break;
-      case JsonType::string: parse_length_bounds(s); break;
-      case JsonType::array: parse_array(s); break;
-      case JsonType::object: parse_object(s); break;
-      default: break;
+      case JsonType::number:
+        parse_number_bounds(s);
+        break;
+      case JsonType::string:
+        parse_length_bounds(s);
+        break;
+      case JsonType::array:
+        parse_array(s);
+        break;
+      case JsonType::object:
+        parse_object(s);
+        break;
+      default:
+        break;
     }
     return s;
   }
@@ -150,8 +170,8 @@ class NodeParser {
 
   // One side of the range: the inclusive and exclusive keywords together keep
   // the stricter bound. `lower`: minimum side.
-  void parse_bound(std::string_view inclusive_key, std::string_view exclusive_key, bool lower, std::optional<double>& bound,
-                   bool& exclusive) const {
+  void parse_bound(std::string_view inclusive_key, std::string_view exclusive_key, bool lower,
+                   std::optional<double>& bound, bool& exclusive) const {
     if (const Json* v = get(inclusive_key)) bound = number(inclusive_key, *v);
     if (const Json* v = get(exclusive_key)) {
       const double e = number(exclusive_key, *v);
@@ -174,8 +194,8 @@ class NodeParser {
       empty = lo > hi;
     }
     if (empty) {
-      fail_here(std::string("no ") + json_type_name(s.type) + " lies between the lower bound " + bound_text(*s.minimum) +
-                " and the upper bound " + bound_text(*s.maximum));
+      fail_here(std::string("no ") + json_type_name(s.type) + " lies between the lower bound " +
+                bound_text(*s.minimum) + " and the upper bound " + bound_text(*s.maximum));
     }
   }
 
@@ -188,11 +208,13 @@ class NodeParser {
   }
 
   // A minimum and an optional maximum count (minLength/maxLength, minItems/maxItems).
-  void parse_counts(std::string_view min_key, std::string_view max_key, uint32_t& min, std::optional<uint32_t>& max) const {
+  void parse_counts(std::string_view min_key, std::string_view max_key, uint32_t& min,
+                    std::optional<uint32_t>& max) const {
     if (const Json* v = get(min_key)) min = count(min_key, *v);
     if (const Json* v = get(max_key)) max = count(max_key, *v);
     if (max && min > *max) {
-      fail_here(json_quoted(min_key) + " " + std::to_string(min) + " is above " + json_quoted(max_key) + " " + std::to_string(*max));
+      fail_here(json_quoted(min_key) + " " + std::to_string(min) + " is above " + json_quoted(max_key) + " " +
+                std::to_string(*max));
     }
   }
 
@@ -220,14 +242,16 @@ class NodeParser {
       for (const Json& name : *required) {
         if (!name.is_string()) fail_here("\"required\" holds " + compact(name) + ", not a property name");
         const auto it = std::find(s.property_names.begin(), s.property_names.end(), name.get_ref<const std::string&>());
-        if (it == s.property_names.end()) fail_here("\"required\" names " + compact(name) + ", which is not a property");
+        if (it == s.property_names.end())
+          fail_here("\"required\" names " + compact(name) + ", which is not a property");
         const size_t index = size_t(it - s.property_names.begin());
         if (s.required[index]) fail_here("\"required\" names " + compact(name) + " twice");
         s.required[index] = true;
       }
     }
     if (const Json* additional = get("additionalProperties")) {
-      if (!additional->is_boolean()) fail_here("\"additionalProperties\" must be true or false (a schema is not supported)");
+      if (!additional->is_boolean())
+        fail_here("\"additionalProperties\" must be true or false (a schema is not supported)");
       s.additional_properties = additional->get<bool>();
     }
   }
@@ -246,18 +270,25 @@ Schema parse_schema(const Json& node, const std::string& context, const std::str
 
 JsonType json_type_of(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::string: return JsonType::string;
-    case Json::value_t::boolean: return JsonType::boolean;
-    case Json::value_t::null: return JsonType::null;
-    case Json::value_t::array: return JsonType::array;
-    case Json::value_t::object: return JsonType::object;
+    case Json::value_t::string:
+      return JsonType::string;
+    case Json::value_t::boolean:
+      return JsonType::boolean;
+    case Json::value_t::null:
+      return JsonType::null;
+    case Json::value_t::array:
+      return JsonType::array;
+    case Json::value_t::object:
+      return JsonType::object;
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return JsonType::integer;
+    case Json::value_t::number_unsigned:
+      return JsonType::integer;
     case Json::value_t::number_float: {
       const double d = value.get<double>();
       return std::isfinite(d) && std::floor(d) == d ? JsonType::integer : JsonType::number;
     }
-    default: fail("a JSON value of no JSON Schema type");  // binary / discarded: never parsed from text
+    default:
+      fail("a JSON value of no JSON Schema type");  // binary / discarded: never parsed from text
   }
 }
 
@@ -275,7 +306,8 @@ std::string bound_text(double bound) {
 
 std::string member_path(const std::string& path, std::string_view key) {
   const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '$';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '$';
   });
   return plain ? path + "." + std::string(key) : path + "[" + json_quoted(key) + "]";
 }

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "cact/tools.h"
 #include "cact/json_input.h"
+#include "cact/tools.h"
 
 namespace cact::chat {
 

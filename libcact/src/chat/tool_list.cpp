@@ -3,8 +3,8 @@
 #include <string>
 
 #include "cact/error.h"
-#include "cact/tools.h"
 #include "cact/json_input.h"
+#include "cact/tools.h"
 #include "chat/schema_parse.h"
 
 namespace cact::chat {
@@ -21,7 +21,8 @@ const Json& unwrap(const Json& element, const std::string& at) {
   if (!element.contains("function")) return element;
   for (const auto& [key, value] : element.items()) {
     if (key != "type" && key != "function") {
-      fail(at + ": unknown key " + json_quoted(key) + " beside \"function\" (the wrapper is {\"type\":\"function\",\"function\":{...}})");
+      fail(at + ": unknown key " + json_quoted(key) +
+           " beside \"function\" (the wrapper is {\"type\":\"function\",\"function\":{...}})");
     }
   }
   const auto type = element.find("type");
@@ -40,7 +41,8 @@ Tool parse_tool(const Json& object, const std::string& who, const std::string& a
   }
   const auto name = object.find("name");
   if (name == object.end()) fail(at + ": missing \"name\"");
-  if (!name->is_string() || name->get_ref<const std::string&>().empty()) fail(at + ": \"name\" must be a non-empty string");
+  if (!name->is_string() || name->get_ref<const std::string&>().empty())
+    fail(at + ": \"name\" must be a non-empty string");
   Tool tool;
   tool.name = name->get<std::string>();
   const std::string context = who + ": tool " + json_quoted(tool.name);
@@ -50,7 +52,8 @@ Tool parse_tool(const Json& object, const std::string& who, const std::string& a
   }
   const auto parameters = object.find("parameters");
   if (parameters == object.end()) {
-    tool.parameters.additional_properties = false;  // no "parameters": a tool that takes no arguments (as OpenAI reads it)
+    tool.parameters.additional_properties =
+        false;  // no "parameters": a tool that takes no arguments (as OpenAI reads it)
     return tool;
   }
   tool.parameters = parse_schema(*parameters, context, "parameters");
@@ -64,13 +67,20 @@ Tool parse_tool(const Json& object, const std::string& who, const std::string& a
 
 const char* json_type_name(JsonType t) {
   switch (t) {
-    case JsonType::string: return "string";
-    case JsonType::integer: return "integer";
-    case JsonType::number: return "number";
-    case JsonType::boolean: return "boolean";
-    case JsonType::null: return "null";
-    case JsonType::array: return "array";
-    case JsonType::object: return "object";
+    case JsonType::string:
+      return "string";
+    case JsonType::integer:
+      return "integer";
+    case JsonType::number:
+      return "number";
+    case JsonType::boolean:
+      return "boolean";
+    case JsonType::null:
+      return "null";
+    case JsonType::array:
+      return "array";
+    case JsonType::object:
+      return "object";
   }
   return "?";
 }

@@ -12,9 +12,12 @@ constexpr size_t kMaxTranscriptBytes = size_t(64) << 20;
 
 const char* role_name(Turn::Role r) {
   switch (r) {
-    case Turn::Role::user: return "user";
-    case Turn::Role::tool: return "tool";
-    case Turn::Role::assistant: return "assistant";
+    case Turn::Role::user:
+      return "user";
+    case Turn::Role::tool:
+      return "tool";
+    case Turn::Role::assistant:
+      return "assistant";
   }
   return "user";
 }
@@ -68,7 +71,8 @@ Transcript parse_transcript(std::string_view json_text, std::string_view origin)
     }
     turn.content = tj["content"].get<std::string>();
     if (tj.contains("ids")) {
-      if (turn.role != Turn::Role::assistant || !tj["ids"].is_array()) fail(at + ": ids: only an answer has ids (a list)");
+      if (turn.role != Turn::Role::assistant || !tj["ids"].is_array())
+        fail(at + ": ids: only an answer has ids (a list)");
       for (const Json& id : tj["ids"]) {
         if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
           fail(at + ": ids: expected token ids");

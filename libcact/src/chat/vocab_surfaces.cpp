@@ -9,8 +9,8 @@ namespace cact::chat {
 namespace {
 
 constexpr std::array<std::string_view, kMarkerCount> kMarkerSurfaces = {
-    "<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tools>", "</tools>",
-    "<tool_call>",  "</tool_call>", "<tool_result>", "</tool_result>"};
+    "<|im_start|>", "<|im_end|>",  "<think>",      "</think>",      "<tools>",
+    "</tools>",     "<tool_call>", "</tool_call>", "<tool_result>", "</tool_result>"};
 
 // What an id prints: its surface with ▁ as a space, a BYTE piece's byte, or
 // nothing for CONTROL/UNKNOWN pieces.

@@ -16,7 +16,16 @@ namespace cact::chat {
 
 // The ten markers of the Needle chat format (TOKENIZER.md).
 enum class Marker : uint8_t {
-  im_start, im_end, think_open, think_close, tools_open, tools_close, call_open, call_close, result_open, result_close
+  im_start,
+  im_end,
+  think_open,
+  think_close,
+  tools_open,
+  tools_close,
+  call_open,
+  call_close,
+  result_open,
+  result_close
 };
 inline constexpr size_t kMarkerCount = 10;
 std::string_view marker_surface(Marker m);
@@ -43,7 +52,7 @@ class MarkerGuard {
 };
 
 enum class PieceKind : uint8_t {
-  none,    // pad, bos, unk and other CONTROL/UNKNOWN pieces: never written
+  none,  // pad, bos, unk and other CONTROL/UNKNOWN pieces: never written
   eos,
   marker,  // one of the ten chat markers
   text,    // contributes bytes
@@ -59,7 +68,7 @@ class VocabSurfaces {
     return std::string_view(bytes_).substr(offsets_[size_t(id)], offsets_[size_t(id) + 1] - offsets_[size_t(id)]);
   }
   Marker marker_of(int32_t id) const { return markers_of_[size_t(id)]; }  // kind(id) == marker
-  int32_t marker_id(Marker m) const { return marker_ids_[size_t(m)]; }   // -1: not in the vocabulary
+  int32_t marker_id(Marker m) const { return marker_ids_[size_t(m)]; }    // -1: not in the vocabulary
   int32_t eos_id() const { return eos_id_; }
   // Whether some text piece renders as exactly this one byte.
   bool has_byte(uint8_t byte) const { return single_byte_[byte] != 0; }
@@ -67,7 +76,8 @@ class VocabSurfaces {
 
   // Text pieces whose first byte is `byte`.
   std::span<const int32_t> starting_with(uint8_t byte) const {
-    return std::span(by_first_byte_).subspan(first_byte_offsets_[byte], first_byte_offsets_[byte + 1u] - first_byte_offsets_[byte]);
+    return std::span(by_first_byte_)
+        .subspan(first_byte_offsets_[byte], first_byte_offsets_[byte + 1u] - first_byte_offsets_[byte]);
   }
   // Per id: 1 for a text piece without '<' (it cannot start a marker surface).
   std::span<const uint8_t> text_without_lt() const { return text_without_lt_; }
@@ -119,8 +129,8 @@ class VocabSurfaces {
   std::array<uint32_t, 257> first_byte_offsets_{};
   std::vector<uint8_t> text_without_lt_;
   std::vector<int32_t> holding_lt_;
-  std::vector<int32_t> plain_by_cp_;           // plain string pieces, fewest code points first
-  std::vector<uint32_t> plain_cp_offsets_;     // [c]: index of the first with >= c code points
+  std::vector<int32_t> plain_by_cp_;        // plain string pieces, fewest code points first
+  std::vector<uint32_t> plain_cp_offsets_;  // [c]: index of the first with >= c code points
   std::vector<int32_t> not_plain_string_;
   std::vector<uint32_t> plain_tail_cp_;
   std::vector<int32_t> newlines_;

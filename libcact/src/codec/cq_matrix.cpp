@@ -11,9 +11,7 @@
 
 namespace cact::codec {
 
-float CqMatrix::norm(uint32_t r, uint32_t g) const {
-  return load_half(norms, size_t(r) * groups_per_row() + g);
-}
+float CqMatrix::norm(uint32_t r, uint32_t g) const { return load_half(norms, size_t(r) * groups_per_row() + g); }
 
 CqMatrix view_matrix(std::span<const uint8_t> blob, uint32_t out, uint32_t in, uint32_t bits, uint32_t group) {
   const uint64_t expected = blob_bytes(out, in, bits, group);
@@ -33,11 +31,12 @@ CqMatrix view_matrix(std::span<const uint8_t> blob, uint32_t out, uint32_t in, u
   return m;
 }
 
-
 std::vector<uint8_t> quantize_matrix(const float* w, uint32_t out, uint32_t in, uint32_t bits,
                                      std::span<const float> codebook, uint32_t group) {
   const uint64_t total = blob_bytes(out, in, bits, group);
-  if (total == 0) fail("cannot quantise a [" + std::to_string(out) + ", " + std::to_string(in) + "] matrix at width " + std::to_string(bits));
+  if (total == 0)
+    fail("cannot quantise a [" + std::to_string(out) + ", " + std::to_string(in) + "] matrix at width " +
+         std::to_string(bits));
   if (codebook.size() != levels(bits)) fail("codebook size does not match CQ width " + std::to_string(bits));
   std::vector<uint8_t> blob(total);
   const uint32_t in_pad = padded_in(in, group);

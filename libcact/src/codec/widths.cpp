@@ -15,9 +15,7 @@ uint32_t levels(uint32_t bits) { return bits == kTernary ? 3 : (1u << bits); }
 
 uint32_t padded_in(uint32_t in, uint32_t group) { return (in + group - 1) / group * group; }
 
-size_t packed_row_bytes(uint32_t in_pad, uint32_t bits) {
-  return (size_t(in_pad) * index_bits(bits) + 7) / 8;
-}
+size_t packed_row_bytes(uint32_t in_pad, uint32_t bits) { return (size_t(in_pad) * index_bits(bits) + 7) / 8; }
 
 uint64_t blob_bytes(uint64_t out, uint64_t in, uint32_t bits, uint32_t group) {
   if (!valid_bits(bits) || group == 0 || group % 8 != 0) return 0;

@@ -12,10 +12,14 @@ static_assert(std::endian::native == std::endian::little, "cact reads little-end
 
 const char* dtype_name(Dtype d) {
   switch (d) {
-    case Dtype::FP16: return "FP16";
-    case Dtype::FP32: return "FP32";
-    case Dtype::CQ: return "CQ";
-    case Dtype::RAW: return "RAW";
+    case Dtype::FP16:
+      return "FP16";
+    case Dtype::FP32:
+      return "FP32";
+    case Dtype::CQ:
+      return "CQ";
+    case Dtype::RAW:
+      return "RAW";
   }
   return "unknown";
 }
@@ -55,16 +59,55 @@ uint32_t Header::hada_rows() const {
 }
 
 const char* header_field_name(size_t index) {
-  static const char* const kNames[kHeaderFields] = {
-      "tag", "num_tensors", "codebook_len", "kv_window", "kv_bits", "vocab", "out_vocab", "d_model",
-      "num_heads", "num_kv_heads", "num_layers", "qk_head_dim", "v_head_dim", "max_seq_len", "hada_n",
-      "mhc_lanes", "sliding_window", "global_mask_lo", "global_mask_hi", "qkv_conv_taps", "engram_slots",
-      "engram_sub_dim", "num_engram_tables", "engram_conv_taps", "engram_conv_dilation", "engram_seed_heads",
-      "num_engram_orders", "engram_orders[0]", "engram_orders[1]", "engram_orders[2]", "engram_orders[3]",
-      "num_engram_sites", "engram_sites[0]", "engram_sites[1]", "engram_sites[2]", "engram_sites[3]",
-      "engram_sites[4]", "engram_sites[5]", "engram_sites[6]", "engram_sites[7]", "engram_sites[8]",
-      "engram_sites[9]", "engram_sites[10]", "engram_sites[11]", "engram_sites[12]", "engram_sites[13]",
-      "engram_sites[14]", "engram_sites[15]", "rope_theta"};
+  static const char* const kNames[kHeaderFields] = {"tag",
+                                                    "num_tensors",
+                                                    "codebook_len",
+                                                    "kv_window",
+                                                    "kv_bits",
+                                                    "vocab",
+                                                    "out_vocab",
+                                                    "d_model",
+                                                    "num_heads",
+                                                    "num_kv_heads",
+                                                    "num_layers",
+                                                    "qk_head_dim",
+                                                    "v_head_dim",
+                                                    "max_seq_len",
+                                                    "hada_n",
+                                                    "mhc_lanes",
+                                                    "sliding_window",
+                                                    "global_mask_lo",
+                                                    "global_mask_hi",
+                                                    "qkv_conv_taps",
+                                                    "engram_slots",
+                                                    "engram_sub_dim",
+                                                    "num_engram_tables",
+                                                    "engram_conv_taps",
+                                                    "engram_conv_dilation",
+                                                    "engram_seed_heads",
+                                                    "num_engram_orders",
+                                                    "engram_orders[0]",
+                                                    "engram_orders[1]",
+                                                    "engram_orders[2]",
+                                                    "engram_orders[3]",
+                                                    "num_engram_sites",
+                                                    "engram_sites[0]",
+                                                    "engram_sites[1]",
+                                                    "engram_sites[2]",
+                                                    "engram_sites[3]",
+                                                    "engram_sites[4]",
+                                                    "engram_sites[5]",
+                                                    "engram_sites[6]",
+                                                    "engram_sites[7]",
+                                                    "engram_sites[8]",
+                                                    "engram_sites[9]",
+                                                    "engram_sites[10]",
+                                                    "engram_sites[11]",
+                                                    "engram_sites[12]",
+                                                    "engram_sites[13]",
+                                                    "engram_sites[14]",
+                                                    "engram_sites[15]",
+                                                    "rope_theta"};
   return index < kHeaderFields ? kNames[index] : "?";
 }
 

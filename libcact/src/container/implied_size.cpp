@@ -14,12 +14,15 @@ uint64_t implied_nbytes(const Record& r) {
     if (elements >= kLimit) return 0;
   }
   switch (r.dtype) {
-    case Dtype::FP16: return elements * 2;
-    case Dtype::FP32: return elements * 4;
+    case Dtype::FP16:
+      return elements * 2;
+    case Dtype::FP32:
+      return elements * 4;
     case Dtype::CQ:
       if (r.ndim != 2) return 0;
       return codec::blob_bytes(r.shape[0], r.shape[1], r.bits, r.group);
-    case Dtype::RAW: return r.nbytes;  // any size: RAW carries its own framing
+    case Dtype::RAW:
+      return r.nbytes;  // any size: RAW carries its own framing
   }
   return 0;
 }

@@ -22,7 +22,8 @@ std::string without_exception_id(const std::string& what) {
 Json parse_json_limited(std::string_view text, std::string_view origin, size_t max_bytes) {
   const std::string who(origin);
   if (text.size() > max_bytes) {
-    fail(who + ": " + std::to_string(text.size()) + " bytes of JSON, more than the limit of " + std::to_string(max_bytes));
+    fail(who + ": " + std::to_string(text.size()) + " bytes of JSON, more than the limit of " +
+         std::to_string(max_bytes));
   }
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
     fail(who + ": NUL byte at offset " + std::to_string(nul) + " (not allowed in JSON text)");
@@ -39,13 +40,17 @@ Json parse_json_limited(std::string_view text, std::string_view origin, size_t m
         }
         if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
         break;
-      case Json::parse_event_t::object_end: open_objects.pop_back(); break;
+      case Json::parse_event_t::object_end:
+        open_objects.pop_back();
+        break;
       case Json::parse_event_t::key: {
         std::string key = parsed.get<std::string>();
-        if (!open_objects.back().insert(key).second) fail(who + ": key " + json_quoted(key) + " appears more than once in one object");
+        if (!open_objects.back().insert(key).second)
+          fail(who + ": key " + json_quoted(key) + " appears more than once in one object");
         break;
       }
-      default: break;
+      default:
+        break;
     }
     return true;
   };
@@ -59,7 +64,9 @@ Json parse_json_limited(std::string_view text, std::string_view origin, size_t m
 std::string compact(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::strict); }
 
 // replace: a message must never throw, even for text that is not UTF-8.
-std::string json_quoted(std::string_view text) { return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string json_quoted(std::string_view text) {
+  return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 const char* json_type(const Json& value) {
   if (value.is_number_unsigned()) return "an unsigned integer";

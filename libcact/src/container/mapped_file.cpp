@@ -1,13 +1,13 @@
 #include "cact/mapped_file.h"
 
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 
 #include "cact/error.h"
 #include "container/file_type.h"

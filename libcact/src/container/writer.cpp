@@ -41,15 +41,18 @@ void emit(Header header, std::span<const float> codebooks, std::span<const Tenso
 void write_archive(const std::filesystem::path& path, Header header, std::span<const float> codebooks,
                    std::span<const TensorData> tensors, std::span<const std::filesystem::path> inputs) {
   AtomicFile file(path, inputs);
-  emit(header, codebooks, tensors, [&](std::span<const uint8_t> b) { file.write(b); },
-       [&](uint64_t n) { file.write_zeros(n); });
+  emit(
+      header, codebooks, tensors, [&](std::span<const uint8_t> b) { file.write(b); },
+      [&](uint64_t n) { file.write_zeros(n); });
   file.commit();
 }
 
-std::vector<uint8_t> archive_bytes(Header header, std::span<const float> codebooks, std::span<const TensorData> tensors) {
+std::vector<uint8_t> archive_bytes(Header header, std::span<const float> codebooks,
+                                   std::span<const TensorData> tensors) {
   std::vector<uint8_t> out;
-  emit(header, codebooks, tensors, [&](std::span<const uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
-       [&](uint64_t n) { out.insert(out.end(), n, 0); });
+  emit(
+      header, codebooks, tensors, [&](std::span<const uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
+      [&](uint64_t n) { out.insert(out.end(), n, 0); });
   return out;
 }
 

@@ -59,9 +59,9 @@ void Forward::attention(uint32_t l, uint32_t count) {
   // (input_prepared, loaded by layer()).
   const bool taps = g.T > 0;
   linear_.apply_many(ws.input_prepared, {{&lw.q_proj, 0, lw.q_proj.out, taps ? st.q.input() : ws.q.data(), qdim},
-                                        {&lw.k_proj, 0, lw.k_proj.out, taps ? st.k.input() : ws.k.data(), kdim},
-                                        {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
-                                        {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
+                                         {&lw.k_proj, 0, lw.k_proj.out, taps ? st.k.input() : ws.k.data(), kdim},
+                                         {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
+                                         {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
 
   // Per token (on the pool): the q/k/v taps, q/k norms and RoPE, the KV write
   // (distinct positions -> distinct cache rows).

@@ -15,7 +15,7 @@
 namespace cact::engine {
 
 namespace {
-constexpr uint32_t kMlpBlock = 8;  // tokens per Hadamard MLP call in a chunk
+constexpr uint32_t kMlpBlock = 8;    // tokens per Hadamard MLP call in a chunk
 constexpr uint32_t kHeadBatch = 16;  // tokens per probe-head fold in decode (feed_heads)
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
@@ -96,8 +96,8 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   // KV caches: pinned sinks + a ring as wide as the layer can see, plus the
   // chunk's write-ahead (C - 1 rows), never more than the context needs.
   const KvFormat format = engine.numerics() == Numerics::reference ? KvFormat::f32
-                          : g.kv_bits == 8                          ? KvFormat::int8
-                                                                    : KvFormat::cq;
+                          : g.kv_bits == 8                         ? KvFormat::int8
+                                                                   : KvFormat::cq;
   const uint32_t pinned = vis_.sinks;
   uint32_t widest = 0;
   layers_.resize(g.L);
@@ -371,10 +371,9 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // by the same operations whichever thread runs it).
   ThreadPool& pool = *pool_;
   if (lw.site >= 0) engram_prefetch(w.sites[uint32_t(lw.site)], g, eg.slots.data(), count);
-  linear_.load(mhc.lanes_rms_prepared, mhc.lanes_rms.data(), uint32_t(nD), count,
-               [&](uint32_t c, uint32_t) {
-                 rms(int8_numerics_, mhc.lanes.data() + c * nD, nD, mhc.lanes_rms.data() + c * nD);
-               });
+  linear_.load(mhc.lanes_rms_prepared, mhc.lanes_rms.data(), uint32_t(nD), count, [&](uint32_t c, uint32_t) {
+    rms(int8_numerics_, mhc.lanes.data() + c * nD, nD, mhc.lanes_rms.data() + c * nD);
+  });
   const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
   linear_.apply_small(mhc.lanes_rms_prepared,
                       {{&w.phi_pre, ln, ln + uint32_t(n), mhc.phi_pre.data(), L * n},
@@ -432,8 +431,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
       for (size_t i = 0; i < D; ++i) u[i] += mlp_out[i];
       // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
       mhc_post(uint32_t(n), uint32_t(D), mhc.lanes.data() + c * nD, mhc.mix.data() + c * n * n,
-               mhc.hpost.data() + c * n, u, mhc.block_in.data() + c * D, cell(c, l + 1), int8_numerics_,
-               isa_);
+               mhc.hpost.data() + c * n, u, mhc.block_in.data() + c * D, cell(c, l + 1), int8_numerics_, isa_);
     }
   });
 }
@@ -449,7 +447,7 @@ void Forward::engram(uint32_t site, uint32_t count) {
   });
   // The value conv's rows are computed by layer() (with the per-token norm).
   linear_.apply_many(ws.rows_prepared, {{&sw.key_proj, 0, sw.key_proj.out, ws.key.data(), D},
-                                       {&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D}});
+                                        {&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D}});
 }
 
 }  // namespace cact::engine

@@ -84,20 +84,20 @@ struct Workspace {
   struct Mlp {
     // norm(z; post_norm) for the attention residual, then m = norm(u; pre_hada), D
     std::vector<float> input;
-    std::vector<float> out;               // HadamardMLP_l(m), D
-    std::vector<HadaScratch> scratch;     // per pool thread
+    std::vector<float> out;            // HadamardMLP_l(m), D
+    std::vector<HadaScratch> scratch;  // per pool thread
     size_t bytes() const;
   };
   // Step 4: the logits' input.
   struct Output {
-    std::vector<float> x;  // final_norm(mean X), D
+    std::vector<float> x;    // final_norm(mean X), D
     LinearInput x_prepared;  // x, for the tied head
     size_t bytes() const;
   };
   // Probe heads: what they fold (HeadPool::add_row).
   struct Probe {
     std::vector<float> cells;  // (L+1)·D: x, then mean X after each block
-    struct Scratch {  // one pool thread's rows
+    struct Scratch {           // one pool thread's rows
       LinearInput in;
       std::vector<float> gather, scores;
       size_t bytes() const { return in.bytes() + (gather.capacity() + scores.capacity()) * sizeof(float); }

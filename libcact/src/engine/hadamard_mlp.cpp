@@ -64,8 +64,8 @@ CACT_VEC_INLINE void gemm_tile(const Gemm& g, uint32_t k0, uint32_t j0) {
   for (uint32_t i = 0; i < g.I; ++i) {
     typename W::V x[NV];
     for (uint32_t v = 0; v < NV; ++v) x[v] = W::load(g.X + i * g.xi + j0 + v * L);
-    // (Unrolled explicitly: fused_madd's lane loop would otherwise make GCC
-    // keep the accumulators in memory.)
+      // (Unrolled explicitly: fused_madd's lane loop would otherwise make GCC
+      // keep the accumulators in memory.)
 #pragma GCC unroll 16
     for (uint32_t k = 0; k < KB; ++k) {
       const auto a = broadcast<typename W::V>(T(g.A[i * g.ai + (k0 + k) * g.ak]));
@@ -250,13 +250,11 @@ struct Mlp {
 
 // z[i] = t[p[i]] · d[i] (d = nullptr: t[p[i]]) for i < n; in the wide builds
 // a vector gather (the values are copied exactly: the same bits in every width).
-CACT_VEC_INLINE void permute_tail(const float* t, const uint32_t* p, const float* d, uint32_t i, uint32_t n,
-                                  float* z) {
+CACT_VEC_INLINE void permute_tail(const float* t, const uint32_t* p, const float* d, uint32_t i, uint32_t n, float* z) {
   for (; i < n; ++i) z[i] = d != nullptr ? t[p[i]] * d[i] : t[p[i]];
 }
 #if CACT_VEC_X86
-CACT_TARGET_AVX512 inline void permute_avx512(const float* t, const uint32_t* p, const float* d, uint32_t n,
-                                              float* z) {
+CACT_TARGET_AVX512 inline void permute_avx512(const float* t, const uint32_t* p, const float* d, uint32_t n, float* z) {
   uint32_t i = 0;
   for (; i + 16 <= n; i += 16) {
     // (The masked form: GCC 12 warns about the unmasked one's undefined source.)
@@ -362,7 +360,8 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
       for (uint32_t r = 0; r < 8; ++r) {
         const auto pr = broadcast<typename W::V>(Acc(p[r]));
 #pragma GCC unroll 4
-        for (uint32_t k = 0; k < K; ++k) v[k] = fused_madd(pr, load_halves<Acc, L>(cu + size_t(r) * N + i + k * L), v[k]);
+        for (uint32_t k = 0; k < K; ++k)
+          v[k] = fused_madd(pr, load_halves<Acc, L>(cu + size_t(r) * N + i + k * L), v[k]);
       }
 #pragma GCC unroll 4
       for (uint32_t k = 0; k < K; ++k) W::store(cond + i + k * L, v[k]);
@@ -448,7 +447,8 @@ void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, ui
     own.resize(std::max(ba, bb));
     acc = own.data();
   }
-  factor<Acc>(isa, {w, A, B, ba, bb, rows_in == 0 ? ba : rows_in, rows_out == 0 ? ba : rows_out, untied, out, tmp, acc});
+  factor<Acc>(isa,
+              {w, A, B, ba, bb, rows_in == 0 ? ba : rows_in, rows_out == 0 ? ba : rows_out, untied, out, tmp, acc});
 }
 
 template <typename Acc>

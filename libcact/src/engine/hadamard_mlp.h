@@ -14,11 +14,11 @@ namespace cact::engine {
 
 struct HadaScratch {
   static constexpr uint32_t kMaxBlock = 16;
-  uint32_t block = 1;                  // tokens per stage-by-stage block (hadamard_mlp)
-  std::vector<float> z, t, cond;       // block·N values each
-  std::vector<float> tmp;              // N values
-  std::vector<double> acc;             // one row of accumulators (block-untied factors), max(N, 8)
-  std::vector<float> acc32;            // the same in float
+  uint32_t block = 1;             // tokens per stage-by-stage block (hadamard_mlp)
+  std::vector<float> z, t, cond;  // block·N values each
+  std::vector<float> tmp;         // N values
+  std::vector<double> acc;        // one row of accumulators (block-untied factors), max(N, 8)
+  std::vector<float> acc32;       // the same in float
   // For blocks of up to `tokens` tokens (at most kMaxBlock).
   void reserve(uint32_t N, uint32_t tokens = 1);
   size_t bytes() const {
@@ -34,8 +34,7 @@ struct HadaScratch {
 // block-untied factors (nullptr: allocated here; not for the token loop).
 template <typename Acc = double>
 void hada_factor(const float* w, const float* A, const float* B, uint32_t ba, uint32_t bb, bool untied, float* out,
-                 float* tmp, Acc* acc = nullptr, uint32_t rows_in = 0, uint32_t rows_out = 0,
-                 VecIsa isa = vec_isa());
+                 float* tmp, Acc* acc = nullptr, uint32_t rows_in = 0, uint32_t rows_out = 0, VecIsa isa = vec_isa());
 
 // out[c·out_stride + i] = HadamardMLP_l(m_c)[i] for i < D and the `count`
 // vectors m_c = m + c·m_stride. Acc = double: double sums and a double-exp silu

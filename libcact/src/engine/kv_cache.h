@@ -54,14 +54,14 @@ struct AttendScratch {
   static constexpr uint32_t kTile = 16;    // int8: K rows per tile of the stored layout
   static constexpr uint32_t kBlock = 64;   // int8: V rows converted to float at a time
   static constexpr uint32_t kMargin = 16;  // int8: spare floats before and after each score row
-  std::vector<float> scores;   // f32/cq: [positions]; int8: [token][head][margin | positions | margin]
-  std::vector<int8_t> q8;      // int8: [token][head][dq rounded up to 4] quantised queries
-  std::vector<float> coef;     // int8: [token][head] q_scale / sqrt(dq)
-  std::vector<int32_t> bias;   // int8: [token][head] 128 · Σ q8 (the stored K's offset)
-  std::vector<float> vblock;   // int8: one block of value rows as float, [kBlock][dv]
-  std::vector<float> weights;  // int8: softmax weight × value scale, [kHeads][kBlock]
-  std::vector<float> rotated;  // cq: rotated query / value accumulator
-  std::vector<uint8_t> idx;    // cq: unpacked indices of one group
+  std::vector<float> scores;               // f32/cq: [positions]; int8: [token][head][margin | positions | margin]
+  std::vector<int8_t> q8;                  // int8: [token][head][dq rounded up to 4] quantised queries
+  std::vector<float> coef;                 // int8: [token][head] q_scale / sqrt(dq)
+  std::vector<int32_t> bias;               // int8: [token][head] 128 · Σ q8 (the stored K's offset)
+  std::vector<float> vblock;               // int8: one block of value rows as float, [kBlock][dv]
+  std::vector<float> weights;              // int8: softmax weight × value scale, [kHeads][kBlock]
+  std::vector<float> rotated;              // cq: rotated query / value accumulator
+  std::vector<uint8_t> idx;                // cq: unpacked indices of one group
   void reserve(uint32_t positions, uint32_t dq, uint32_t dv);
   size_t positions() const { return positions_; }
   // int8: how many of `tokens` tokens with `heads` heads and up to `width`

@@ -186,7 +186,8 @@ CACT_TARGET_AVX512VNNI void score_rows_vnni(uint32_t rows, const uint8_t* kt, ui
   for (; r + 2 <= rows; r += 2) {
     score_tile_vnni<2>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
   }
-  if (r < rows) score_tile_vnni<1>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
+  if (r < rows)
+    score_tile_vnni<1>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
 }
 #endif  // CACT_VEC_X86
 
@@ -211,7 +212,8 @@ __attribute__((target("arch=armv8.2-a+dotprod"))) void score_tile_sdot(const uin
   const int8x16_t flip = vdupq_n_s8(int8_t(-128));
   for (uint32_t g = 0; g < dq4 / 4; ++g) {
     int8x16_t k[4];
-    for (uint32_t j = 0; j < 4; ++j) k[j] = veorq_s8(vld1q_s8(reinterpret_cast<const int8_t*>(kt) + g * 64 + 16 * j), flip);
+    for (uint32_t j = 0; j < 4; ++j)
+      k[j] = veorq_s8(vld1q_s8(reinterpret_cast<const int8_t*>(kt) + g * 64 + 16 * j), flip);
     for (uint32_t r = 0; r < R; ++r) {
       int32_t qd;
       std::memcpy(&qd, q8 + size_t(r) * dq4 + 4 * g, 4);
@@ -233,9 +235,12 @@ __attribute__((target("arch=armv8.2-a+dotprod"))) void score_tile_sdot(const uin
 void score_rows_sdot(uint32_t rows, const uint8_t* kt, uint32_t dq4, const int8_t* q8, const float* coef,
                      const float* ks, float* dst, size_t stride, uint32_t la, uint32_t lb) {
   uint32_t r = 0;
-  for (; r + 6 <= rows; r += 6) score_tile_sdot<6>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
-  for (; r + 4 <= rows; r += 4) score_tile_sdot<4>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
-  for (; r + 2 <= rows; r += 2) score_tile_sdot<2>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
+  for (; r + 6 <= rows; r += 6)
+    score_tile_sdot<6>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
+  for (; r + 4 <= rows; r += 4)
+    score_tile_sdot<4>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
+  for (; r + 2 <= rows; r += 2)
+    score_tile_sdot<2>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
   if (r < rows) score_tile_sdot<1>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
 }
 #endif  // CACT_NEON_SDOT

@@ -19,7 +19,8 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
     const uint32_t per = (max_count + uint32_t(parts_.size()) - 1) / uint32_t(parts_.size());
     for (kernels::QuantizedActivations& part : parts_) {
       if (part.q.size() < size_t(in_pad) * per) part.q.resize(size_t(in_pad) * per);
-      if (part.scale.size() < size_t(in_pad / codec::kGroup) * per) part.scale.resize(size_t(in_pad / codec::kGroup) * per);
+      if (part.scale.size() < size_t(in_pad / codec::kGroup) * per)
+        part.scale.resize(size_t(in_pad / codec::kGroup) * per);
     }
   } else {
     reserve_dense_row(max_in);  // the int8 numerics never use it (rows go through the kernel table)
@@ -83,8 +84,8 @@ void Linear::row(const codec::CqMatrix& m, uint32_t r, float* out) const {
   k.dequantize_row(m, w_->codebook_of(m).data(), r, out);
 }
 
-void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end,
-                   float* y, size_t y_stride) {
+void Linear::apply(const LinearInput& input, const codec::CqMatrix& m, uint32_t row_begin, uint32_t row_end, float* y,
+                   size_t y_stride) {
   apply_many(input, {{&m, row_begin, row_end, y, y_stride}});
 }
 

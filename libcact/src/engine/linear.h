@@ -100,7 +100,7 @@ class Linear {
   Numerics numerics_;
   const kernels::KernelTable* kernels_;
   ThreadPool* pool_ = nullptr;
-  std::vector<float> dense_;         // one dequantised row (reference apply)
+  std::vector<float> dense_;                             // one dequantised row (reference apply)
   std::vector<kernels::QuantizedActivations> parts_{1};  // per pool thread: one part of a split load
 };
 

@@ -167,7 +167,6 @@ void mul_sigmoid(float* x, const float* g, size_t n) {
 template void mul_sigmoid<double>(float*, const float*, size_t);
 template void mul_sigmoid<float>(float*, const float*, size_t);
 
-
 double inv_rms(const float* x, size_t n) { return inv_rms<double>(x, n); }
 void rms(const float* x, size_t n, float* out) { rms<double>(x, n, out); }
 void zc_norm(const float* x, const float* s, size_t n, float* out) { zc_norm<double>(x, s, n, out); }

@@ -139,9 +139,7 @@ float Session::confidence() const {
   return float(1.0 / (1.0 + std::exp(-double(out.at(0)))));
 }
 
-std::span<const float> Session::cells() const {
-  return impl_->forward.kept_cells();
-}
+std::span<const float> Session::cells() const { return impl_->forward.kept_cells(); }
 
 size_t Session::state_bytes() const { return impl_->forward.bytes(); }
 

@@ -152,50 +152,50 @@ CACT_VEC_INLINE auto in_widest(A... a) {
 // Widths: 16-byte vectors, or on x86-64 AVX2 / AVX-512F, where the target
 // attribute maps the vectors onto registers.
 #if CACT_VEC_X86
-#define CACT_VEC_DISPATCH(name, Args)                                             \
-  template <typename Acc>                                                         \
-  [[gnu::noinline]] void name##_base(const Args& a) {                             \
-    name##_body<Acc, 16>(a);                                                      \
-  }                                                                               \
-  template <typename Acc>                                                         \
-  [[gnu::noinline]] CACT_TARGET_AVX2 void name##_avx2(const Args& a) {            \
-    name##_body<Acc, 32>(a);                                                      \
-  }                                                                               \
-  template <typename Acc>                                                         \
-  [[gnu::noinline]] CACT_TARGET_AVX512 void name##_avx512(const Args& a) {        \
-    name##_body<Acc, 64>(a);                                                      \
-  }                                                                               \
-  template <typename Acc, uint32_t Bytes>                                         \
-  CACT_VEC_INLINE void name##_at(const Args& a) {                                 \
-    if constexpr (Bytes == 64) {                                                  \
-      name##_avx512<Acc>(a);                                                      \
-    } else if constexpr (Bytes == 32) {                                           \
-      name##_avx2<Acc>(a);                                                        \
-    } else {                                                                      \
-      name##_base<Acc>(a);                                                        \
-    }                                                                             \
-  }                                                                               \
-  template <typename Acc>                                                         \
-  void name(VecIsa isa, const Args& a) {                                          \
-    const VecIsa cpu = vec_isa();                                                 \
-    if (isa > cpu) isa = cpu;                                                     \
-    if (isa == VecIsa::avx512) return name##_avx512<Acc>(a);                      \
-    if (isa == VecIsa::avx2) return name##_avx2<Acc>(a);                          \
-    name##_base<Acc>(a);                                                          \
+#define CACT_VEC_DISPATCH(name, Args)                                      \
+  template <typename Acc>                                                  \
+  [[gnu::noinline]] void name##_base(const Args& a) {                      \
+    name##_body<Acc, 16>(a);                                               \
+  }                                                                        \
+  template <typename Acc>                                                  \
+  [[gnu::noinline]] CACT_TARGET_AVX2 void name##_avx2(const Args& a) {     \
+    name##_body<Acc, 32>(a);                                               \
+  }                                                                        \
+  template <typename Acc>                                                  \
+  [[gnu::noinline]] CACT_TARGET_AVX512 void name##_avx512(const Args& a) { \
+    name##_body<Acc, 64>(a);                                               \
+  }                                                                        \
+  template <typename Acc, uint32_t Bytes>                                  \
+  CACT_VEC_INLINE void name##_at(const Args& a) {                          \
+    if constexpr (Bytes == 64) {                                           \
+      name##_avx512<Acc>(a);                                               \
+    } else if constexpr (Bytes == 32) {                                    \
+      name##_avx2<Acc>(a);                                                 \
+    } else {                                                               \
+      name##_base<Acc>(a);                                                 \
+    }                                                                      \
+  }                                                                        \
+  template <typename Acc>                                                  \
+  void name(VecIsa isa, const Args& a) {                                   \
+    const VecIsa cpu = vec_isa();                                          \
+    if (isa > cpu) isa = cpu;                                              \
+    if (isa == VecIsa::avx512) return name##_avx512<Acc>(a);               \
+    if (isa == VecIsa::avx2) return name##_avx2<Acc>(a);                   \
+    name##_base<Acc>(a);                                                   \
   }
 #else
-#define CACT_VEC_DISPATCH(name, Args)                                             \
-  template <typename Acc>                                                         \
-  [[gnu::noinline]] void name##_base(const Args& a) {                             \
-    name##_body<Acc, 16>(a);                                                      \
-  }                                                                               \
-  template <typename Acc, uint32_t>                                               \
-  CACT_VEC_INLINE void name##_at(const Args& a) {                                 \
-    name##_base<Acc>(a);                                                          \
-  }                                                                               \
-  template <typename Acc>                                                         \
-  void name(VecIsa, const Args& a) {                                              \
-    name##_base<Acc>(a);                                                          \
+#define CACT_VEC_DISPATCH(name, Args)                 \
+  template <typename Acc>                             \
+  [[gnu::noinline]] void name##_base(const Args& a) { \
+    name##_body<Acc, 16>(a);                          \
+  }                                                   \
+  template <typename Acc, uint32_t>                   \
+  CACT_VEC_INLINE void name##_at(const Args& a) {     \
+    name##_base<Acc>(a);                              \
+  }                                                   \
+  template <typename Acc>                             \
+  void name(VecIsa, const Args& a) {                  \
+    name##_base<Acc>(a);                              \
   }
 #endif
 

@@ -47,8 +47,8 @@ inline float select_bits(bool c, float a, float b) {
 inline float exp_approx(float x) {
   constexpr float kLo = -87.0f, kHi = 88.3762626647949f;
   constexpr float kRound = 12582912.0f;  // 1.5·2^23: (y + kRound) − kRound rounds y to an integer
-  const bool under = !(x >= kLo);  // also -inf and NaN
-  x = select_bits(under, kLo, x);   // keeps the float -> int conversion below in range
+  const bool under = !(x >= kLo);        // also -inf and NaN
+  x = select_bits(under, kLo, x);        // keeps the float -> int conversion below in range
   x = select_bits(x > kHi, kHi, x);
   const float n = (x * 1.44269504088896341f + kRound) - kRound;
   float r = x - n * 0.693359375f;

@@ -84,7 +84,8 @@ TokenizerBlob tokenizer_from_model(const TokenizerModel& model, std::string sour
 WidthMap widths_from_checkpoint(const safetensors::File& ckpt) {
   const auto it = ckpt.metadata().find(kBitsMetadataKey);
   if (it == ckpt.metadata().end()) {
-    fail(ckpt.label() + ": no \"" + std::string(kBitsMetadataKey) + "\" metadata (only checkpoints exported by cact-quant dequantize carry one)");
+    fail(ckpt.label() + ": no \"" + std::string(kBitsMetadataKey) +
+         "\" metadata (only checkpoints exported by cact-quant dequantize carry one)");
   }
   try {
     return WidthMap().with(it->second);
@@ -122,7 +123,8 @@ Canon checkpoint_canon(const safetensors::File& ckpt, const Header& geometry) {
   std::vector<HeadKind> kinds;
   if (const auto* manifest = ckpt.find(kManifest)) {
     if (manifest->shape.size() != 1 || manifest->shape[0] == 0 || manifest->shape[0] > 16) {
-      fail(ckpt.label() + ": tensor heads.manifest has shape " + manifest->shape_string() + ", expected [h] with 1 <= h <= 16");
+      fail(ckpt.label() + ": tensor heads.manifest has shape " + manifest->shape_string() +
+           ", expected [h] with 1 <= h <= 16");
     }
     if (!safetensors::is_weight_dtype(manifest->dtype)) {
       fail(ckpt.label() + ": tensor heads.manifest has dtype " + safetensors::dtype_name(manifest->dtype) +
@@ -137,7 +139,8 @@ Canon checkpoint_canon(const safetensors::File& ckpt, const Header& geometry) {
       }
       const HeadKind k = HeadKind(uint32_t(c));
       if (std::find(kinds.begin(), kinds.end(), k) != kinds.end()) {
-        fail(ckpt.label() + ": tensor heads.manifest lists the " + head_kind_name(k) + " head twice (their tensor names would collide)");
+        fail(ckpt.label() + ": tensor heads.manifest lists the " + head_kind_name(k) +
+             " head twice (their tensor names would collide)");
       }
       kinds.push_back(k);
     }
@@ -158,18 +161,23 @@ Canon checkpoint_canon(const safetensors::File& ckpt, const Header& geometry) {
     const auto& gain = need(ckpt, prefix + "gain", "it sizes the " + std::string(head_kind_name(k)) + " head's k");
     const auto& query = need(ckpt, prefix + "query", "it sizes the " + std::string(head_kind_name(k)) + " head's q");
     if (gain.shape.size() != 2 || gain.shape[1] == 0 || gain.shape[1] > 4096) {
-      fail(ckpt.label() + ": tensor " + gain.name + " has shape " + gain.shape_string() + ", expected [num_layers + 1, k] with 1 <= k <= 4096");
+      fail(ckpt.label() + ": tensor " + gain.name + " has shape " + gain.shape_string() +
+           ", expected [num_layers + 1, k] with 1 <= k <= 4096");
     }
     if (query.shape.size() != 2 || query.shape[0] == 0 || query.shape[0] > 4096) {
-      fail(ckpt.label() + ": tensor " + query.name + " has shape " + query.shape_string() + ", expected [q, d_model] with 1 <= q <= 4096");
+      fail(ckpt.label() + ": tensor " + query.name + " has shape " + query.shape_string() +
+           ", expected [q, d_model] with 1 <= q <= 4096");
     }
     Canon::HeadRequest r{k, uint32_t(gain.shape[1]), uint32_t(query.shape[0]), 0};
-    if (k == HeadKind::confidence) r.out = 1;
-    else if (k == HeadKind::router) r.out = 3;
+    if (k == HeadKind::confidence)
+      r.out = 1;
+    else if (k == HeadKind::router)
+      r.out = 3;
     else {
       const auto& proj = need(ckpt, prefix + "proj", "it sizes the embedding head's output");
       if (proj.shape.size() != 2 || proj.shape[0] == 0 || proj.shape[0] > (1u << 16)) {
-        fail(ckpt.label() + ": tensor " + proj.name + " has shape " + proj.shape_string() + ", expected [out, q x d_model] with 1 <= out <= 65536");
+        fail(ckpt.label() + ": tensor " + proj.name + " has shape " + proj.shape_string() +
+             ", expected [out, q x d_model] with 1 <= out <= 65536");
       }
       r.out = uint32_t(proj.shape[0]);
     }
@@ -192,23 +200,29 @@ std::vector<std::string> check_checkpoint(const safetensors::File& ckpt, const C
     }
     bool same = t->shape.size() == s.ndim;
     for (size_t d = 0; same && d < s.ndim; ++d) same = t->shape[d] == s.shape[d];
-    if (!same) problems.push_back("tensor " + s.name + " has shape " + t->shape_string() + ", the geometry needs " + canon_shape_text(s));
+    if (!same)
+      problems.push_back("tensor " + s.name + " has shape " + t->shape_string() + ", the geometry needs " +
+                         canon_shape_text(s));
     if (!safetensors::is_weight_dtype(t->dtype)) {
-      problems.push_back("tensor " + s.name + " has dtype " + safetensors::dtype_name(t->dtype) + "; weights must be F32, F16 or BF16");
+      problems.push_back("tensor " + s.name + " has dtype " + safetensors::dtype_name(t->dtype) +
+                         "; weights must be F32, F16 or BF16");
     }
   }
   std::unordered_set<std::string_view> names;  // the canon's, but the tokenizer
   for (size_t i = 0; i + 1 < canon.size(); ++i) names.insert(canon[i].name);
   for (const auto& t : ckpt.tensors()) {
     if (names.count(t.name)) continue;
-    if (t.name == "tokenizer") problems.push_back("unexpected tensor tokenizer (the tokenizer comes from --tokenizer)");
-    else problems.push_back("unexpected tensor " + t.name + " (not in the canon of this geometry)");
+    if (t.name == "tokenizer")
+      problems.push_back("unexpected tensor tokenizer (the tokenizer comes from --tokenizer)");
+    else
+      problems.push_back("unexpected tensor " + t.name + " (not in the canon of this geometry)");
   }
   return problems;
 }
 
-std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const Header& geometry, const TokenizerBlob& tokenizer,
-                                         const BuildOptions& options, BuildResult* result) {
+std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const Header& geometry,
+                                         const TokenizerBlob& tokenizer, const BuildOptions& options,
+                                         BuildResult* result) {
   BuildResult local;
   BuildResult& res = result ? *result : local;
   res = BuildResult{};
@@ -239,15 +253,17 @@ std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const He
     }
   }();
   if (tok.pieces.size() > header.vocab) {
-    fail("tokenizer " + tokenizer.source + " has " + std::to_string(tok.pieces.size()) + " pieces, more than the geometry's vocab " +
-         std::to_string(header.vocab) + " (its ids would index past the embedding)");
+    fail("tokenizer " + tokenizer.source + " has " + std::to_string(tok.pieces.size()) +
+         " pieces, more than the geometry's vocab " + std::to_string(header.vocab) +
+         " (its ids would index past the embedding)");
   }
   res.tokenizer_pieces = uint32_t(tok.pieces.size());
 
   std::vector<float> stored;
   if (options.codebooks) {
     stored = *options.codebooks;
-    if (stored.size() != codec::kStoredCodebookLen) fail("codebooks: " + std::to_string(stored.size()) + " values, expected 28");
+    if (stored.size() != codec::kStoredCodebookLen)
+      fail("codebooks: " + std::to_string(stored.size()) + " values, expected 28");
     if (const auto p = check_codebooks(stored); !p.empty()) fail(p.front());
   } else {
     const auto standard = codec::standard_codebooks();
@@ -321,8 +337,8 @@ std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const He
         for (size_t k = 0; k < values.size(); ++k) {
           const uint16_t h = float_to_half(values[k]);
           if ((h & 0x7C00u) == 0x7C00u) {
-            fail(who + ": element " + element_text(shape, k) + " = " + value_text(values[k]) + " overflows FP16 (largest " +
-                 value_text(kHalfMax) + ")");
+            fail(who + ": element " + element_text(shape, k) + " = " + value_text(values[k]) +
+                 " overflows FP16 (largest " + value_text(kHalfMax) + ")");
           }
           std::memcpy(blobs[i].data() + 2 * k, &h, 2);
         }
@@ -350,7 +366,8 @@ std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const He
         if (options.report) stored_values = values;
         break;
       }
-      case Dtype::RAW: break;
+      case Dtype::RAW:
+        break;
     }
     tensors[i].bytes = blobs[i];
     tr.bytes = blobs[i].size();

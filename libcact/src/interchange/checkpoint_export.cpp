@@ -29,13 +29,15 @@ std::string width_map_of(const Model& model) {
   const WidthMap base = WidthMap().with(map);
   for (size_t i = 0; i < canon.size(); ++i) {
     const Record& r = model.record(i);
-    if (r.dtype == Dtype::CQ && base.bits_for(canon[i].name) != r.bits) map += "," + canon[i].name + "=" + width(r.bits);
+    if (r.dtype == Dtype::CQ && base.bits_for(canon[i].name) != r.bits)
+      map += "," + canon[i].name + "=" + width(r.bits);
   }
   return map;
 }
 
-ExportResult export_checkpoint(const Model& model, const std::filesystem::path& out, const std::filesystem::path& geometry_out,
-                               const ExportOptions& options, std::span<const std::filesystem::path> inputs) {
+ExportResult export_checkpoint(const Model& model, const std::filesystem::path& out,
+                               const std::filesystem::path& geometry_out, const ExportOptions& options,
+                               std::span<const std::filesystem::path> inputs) {
   const unsigned threads = resolve_threads(options.threads);
   const Canon& canon = model.canon();
   std::vector<safetensors::TensorSpec> specs;
@@ -77,30 +79,31 @@ ExportResult export_checkpoint(const Model& model, const std::filesystem::path& 
     geometry->write({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
   }
   uint64_t done = 0;
-  safetensors::write_to(
-      checkpoint, specs, metadata,
-      [&](size_t i, std::vector<uint8_t>& bytes) {
-        if (options.progress) options.progress({done, total, canon[i].name});
-        const Record& r = model.record(i);
-        const auto blob = model.blob(i);
-        bytes.resize(r.elements() * 4);
-        switch (r.dtype) {
-          case Dtype::CQ: {
-            const std::vector<float> v = dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads);
-            std::memcpy(bytes.data(), v.data(), bytes.size());
-            break;
-          }
-          case Dtype::FP16:
-            for (size_t k = 0; k < r.elements(); ++k) {
-              const float f = load_half(blob.data(), k);
-              std::memcpy(bytes.data() + 4 * k, &f, 4);
-            }
-            break;
-          case Dtype::FP32: std::memcpy(bytes.data(), blob.data(), bytes.size()); break;
-          case Dtype::RAW: fail("internal: RAW tensor " + canon[i].name + " before the last position");
+  safetensors::write_to(checkpoint, specs, metadata, [&](size_t i, std::vector<uint8_t>& bytes) {
+    if (options.progress) options.progress({done, total, canon[i].name});
+    const Record& r = model.record(i);
+    const auto blob = model.blob(i);
+    bytes.resize(r.elements() * 4);
+    switch (r.dtype) {
+      case Dtype::CQ: {
+        const std::vector<float> v = dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads);
+        std::memcpy(bytes.data(), v.data(), bytes.size());
+        break;
+      }
+      case Dtype::FP16:
+        for (size_t k = 0; k < r.elements(); ++k) {
+          const float f = load_half(blob.data(), k);
+          std::memcpy(bytes.data() + 4 * k, &f, 4);
         }
-        done += r.elements();
-      });
+        break;
+      case Dtype::FP32:
+        std::memcpy(bytes.data(), blob.data(), bytes.size());
+        break;
+      case Dtype::RAW:
+        fail("internal: RAW tensor " + canon[i].name + " before the last position");
+    }
+    done += r.elements();
+  });
   if (options.progress) options.progress({total, total, ""});
   std::vector<AtomicFile*> files = {&checkpoint};
   if (geometry) files.push_back(&*geometry);

@@ -41,11 +41,16 @@ uint32_t field_value(const Header& h, size_t index) {
 std::vector<std::string> geometry_keys() {
   std::vector<std::string> keys;
   for (size_t i = kFirstGeometryField; i < kHeaderFields; ++i) {
-    if (i == kGlobalMaskLo) keys.emplace_back("global_layers");
-    else if (i == kNumOrders) keys.emplace_back("engram_orders");
-    else if (i == kNumSites) keys.emplace_back("engram_sites");
-    else if (i == kGlobalMaskHi || (i >= kOrders && i < kNumSites) || (i >= kSites && i < kRopeTheta)) continue;
-    else keys.emplace_back(header_field_name(i));
+    if (i == kGlobalMaskLo)
+      keys.emplace_back("global_layers");
+    else if (i == kNumOrders)
+      keys.emplace_back("engram_orders");
+    else if (i == kNumSites)
+      keys.emplace_back("engram_sites");
+    else if (i == kGlobalMaskHi || (i >= kOrders && i < kNumSites) || (i >= kSites && i < kRopeTheta))
+      continue;
+    else
+      keys.emplace_back(header_field_name(i));
   }
   return keys;
 }
@@ -59,7 +64,8 @@ uint32_t get_u32(const Json& j, const std::string& who) {
 
 std::vector<uint32_t> get_list(const Json& j, const std::string& who, size_t max_len) {
   if (!j.is_array()) fail(who + " is " + json_type(j) + ", not a list");
-  if (j.size() > max_len) fail(who + " has " + std::to_string(j.size()) + " entries, at most " + std::to_string(max_len) + " fit the header");
+  if (j.size() > max_len)
+    fail(who + " has " + std::to_string(j.size()) + " entries, at most " + std::to_string(max_len) + " fit the header");
   std::vector<uint32_t> out;
   for (size_t i = 0; i < j.size(); ++i) out.push_back(get_u32(j[i], who + "[" + std::to_string(i) + "]"));
   return out;
@@ -114,9 +120,11 @@ Header geometry_from_json(std::string_view text, const std::string& source) {
     if (key == "tag" || key == "num_tensors" || key == "codebook_len") {
       fail(source + ": key \"" + key + "\" is not part of a geometry (the writer sets it)");
     }
-    if (key == "global_mask_lo" || key == "global_mask_hi") fail(source + ": key \"" + key + "\" is given as \"global_layers\", a list of layers");
+    if (key == "global_mask_lo" || key == "global_mask_hi")
+      fail(source + ": key \"" + key + "\" is given as \"global_layers\", a list of layers");
     if (key == "num_engram_orders" || key == "num_engram_sites") {
-      fail(source + ": key \"" + key + "\" is implied by the length of \"" + (key == "num_engram_orders" ? "engram_orders" : "engram_sites") + "\"");
+      fail(source + ": key \"" + key + "\" is implied by the length of \"" +
+           (key == "num_engram_orders" ? "engram_orders" : "engram_sites") + "\"");
     }
     fail(source + ": unknown key \"" + key + "\"");
   }
@@ -124,7 +132,8 @@ Header geometry_from_json(std::string_view text, const std::string& source) {
   for (const std::string& key : keys) {
     if (!j.contains(key)) missing += (missing.empty() ? "" : ", ") + key;
   }
-  if (!missing.empty()) fail(source + ": missing key" + (missing.find(',') != std::string::npos ? "s " : " ") + missing);
+  if (!missing.empty())
+    fail(source + ": missing key" + (missing.find(',') != std::string::npos ? "s " : " ") + missing);
 
   Header h;
   h.tag = kTagNeedle3;
@@ -136,7 +145,8 @@ Header geometry_from_json(std::string_view text, const std::string& source) {
       for (size_t k = 0; k < layers.size(); ++k) {
         const std::string who = source + ": global_layers[" + std::to_string(k) + "] " + std::to_string(layers[k]);
         if (layers[k] >= 64) fail(who + " is past the 64 layers the header can mark");
-        if (k > 0 && layers[k] <= layers[k - 1]) fail(who + " is not above the entry before it (ascending, no repeats)");
+        if (k > 0 && layers[k] <= layers[k - 1])
+          fail(who + " is not above the entry before it (ascending, no repeats)");
         h.set_global(layers[k], true);
       }
     } else if (i == kNumOrders) {
@@ -151,7 +161,8 @@ Header geometry_from_json(std::string_view text, const std::string& source) {
       const Json& v = j["rope_theta"];
       if (!v.is_number()) fail(source + ": rope_theta is " + std::string(v.type_name()) + ", not a number");
       const double d = v.get<double>();
-      if (!std::isfinite(d) || std::fabs(d) > 3.4e38) fail(source + ": rope_theta " + v.dump() + " is not a finite float");
+      if (!std::isfinite(d) || std::fabs(d) > 3.4e38)
+        fail(source + ": rope_theta " + v.dump() + " is not a finite float");
       h.rope_theta = float(d);
     } else if (i == kGlobalMaskHi || (i >= kOrders && i < kNumSites) || (i >= kSites && i < kRopeTheta)) {
       continue;
@@ -162,7 +173,8 @@ Header geometry_from_json(std::string_view text, const std::string& source) {
   for (uint32_t l = 0; l < 64; ++l) {
     const uint32_t mask = l < 32 ? h.global_mask_lo : h.global_mask_hi;
     if (((mask >> (l % 32)) & 1u) && l >= h.num_layers) {
-      fail(source + ": global_layers names layer " + std::to_string(l) + ", not below num_layers " + std::to_string(h.num_layers));
+      fail(source + ": global_layers names layer " + std::to_string(l) + ", not below num_layers " +
+           std::to_string(h.num_layers));
     }
   }
   Header checked = h;
@@ -181,7 +193,8 @@ Header read_geometry_file(const std::filesystem::path& path) {
   return geometry_from_json(read_regular_file(path, kMaxGeometryBytes), path.string());
 }
 
-void write_geometry_file(const std::filesystem::path& path, const Header& h, std::span<const std::filesystem::path> inputs) {
+void write_geometry_file(const std::filesystem::path& path, const Header& h,
+                         std::span<const std::filesystem::path> inputs) {
   const std::string text = geometry_to_json(h);
   AtomicFile file(path, inputs);
   file.write({reinterpret_cast<const uint8_t*>(text.data()), text.size()});

@@ -15,19 +15,20 @@ namespace cact {
 
 namespace {
 
-
 // Tolerances of grid snapping. A group that came out of a dequantisation is
 // on its grid to within float rounding of two Hadamard passes (about 1e-6 of
 // its largest value); a float group's best fit is off by percents.
-constexpr float kSnapElementTolerance = 1e-4f;    // per element, relative to max |r|
-constexpr double kSnapEnergyTolerance = 1e-10;    // residual energy, relative to the group's
+constexpr float kSnapElementTolerance = 1e-4f;  // per element, relative to max |r|
+constexpr double kSnapEnergyTolerance = 1e-10;  // residual energy, relative to the group's
 
 class GroupCoder {
  public:
-  GroupCoder(std::span<const float> codebook, uint32_t group) : cb_(codebook), group_(group), snap_idx_(group), best_idx_(group) {
+  GroupCoder(std::span<const float> codebook, uint32_t group)
+      : cb_(codebook), group_(group), snap_idx_(group), best_idx_(group) {
     for (float v : cb_) {
       const float a = std::fabs(v);
-      if (a > 0.0f && std::find(magnitudes_.begin(), magnitudes_.end(), a) == magnitudes_.end()) magnitudes_.push_back(a);
+      if (a > 0.0f && std::find(magnitudes_.begin(), magnitudes_.end(), a) == magnitudes_.end())
+        magnitudes_.push_back(a);
     }
     std::sort(magnitudes_.begin(), magnitudes_.end());
   }
@@ -110,7 +111,8 @@ QuantizeResult quantize_matrix_mt(const float* w, uint32_t out, uint32_t in, uin
                                   std::span<const float> codebook, unsigned threads, uint32_t group) {
   const uint64_t total = codec::blob_bytes(out, in, bits, group);
   if (total == 0) {
-    fail("cannot quantise a [" + std::to_string(out) + ", " + std::to_string(in) + "] matrix at width " + std::to_string(bits));
+    fail("cannot quantise a [" + std::to_string(out) + ", " + std::to_string(in) + "] matrix at width " +
+         std::to_string(bits));
   }
   if (codebook.size() != codec::levels(bits)) fail("codebook size does not match CQ width " + std::to_string(bits));
   QuantizeResult result;
@@ -176,8 +178,8 @@ double ErrorStats::snr_db() const {
 ErrorStats measure_error(std::span<const float> reference, std::span<const float> approximation, size_t row_length,
                          unsigned threads) {
   if (reference.size() != approximation.size()) {
-    fail("measure_error: " + std::to_string(reference.size()) + " reference values, " + std::to_string(approximation.size()) +
-         " approximations");
+    fail("measure_error: " + std::to_string(reference.size()) + " reference values, " +
+         std::to_string(approximation.size()) + " approximations");
   }
   if (row_length == 0) row_length = std::max<size_t>(reference.size(), 1);
   const size_t rows = (reference.size() + row_length - 1) / row_length;

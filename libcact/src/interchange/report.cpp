@@ -2,13 +2,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cact/quantize.h"
 #include "cact/json_input.h"
+#include "cact/quantize.h"
 
 namespace cact {
 
 namespace {
-
 
 bool is_cq(const std::string& kind) { return kind.starts_with("CQ") || kind == "TERNARY"; }
 
@@ -122,10 +121,13 @@ std::string format_report_text(const Report& r, bool all_tensors) {
   const ErrorStats e = r.cq_error();
   out += "CQ total: " + std::to_string(cq) + " tensors, " + std::to_string(weights) + " weights, " +
          fmt_double("%.3f", weights ? 8.0 * double(r.cq_bytes()) / double(weights) : 0.0) + " bits/weight";
-  if (e.count > 0) out += ", rel.MSE " + rel_mse_text(e) + ", SNR " + snr_text(e) + (std::isinf(e.snr_db()) ? "" : " dB");
+  if (e.count > 0)
+    out += ", rel.MSE " + rel_mse_text(e) + ", SNR " + snr_text(e) + (std::isinf(e.snr_db()) ? "" : " dB");
   out += "\n";
-  if (r.file_bytes_before && r.file_bytes_after) out += "file: " + size_change(r.file_bytes_before, r.file_bytes_after) + "\n";
-  else if (r.file_bytes_after) out += "file: " + std::to_string(r.file_bytes_after) + " bytes\n";
+  if (r.file_bytes_before && r.file_bytes_after)
+    out += "file: " + size_change(r.file_bytes_before, r.file_bytes_after) + "\n";
+  else if (r.file_bytes_after)
+    out += "file: " + std::to_string(r.file_bytes_after) + " bytes\n";
   return out;
 }
 

@@ -75,10 +75,11 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
   const size_t n = model.records().size();
   if (plan.from_bits.size() != n || plan.to_bits.size() != n) fail("requantize: the plan was made for another archive");
   if (plan.changes() > 0 && !options.allow_requantize) {
-    fail(std::to_string(plan.changes()) + " CQ tensor" + (plan.changes() == 1 ? "" : "s") + " would change width (" +
-         plan.describe_changes(model) +
-         "); their source is already quantised, so re-encoding dequantises and quantises again and the errors compound: "
-         "pass --requantize to do it anyway");
+    fail(
+        std::to_string(plan.changes()) + " CQ tensor" + (plan.changes() == 1 ? "" : "s") + " would change width (" +
+        plan.describe_changes(model) +
+        "); their source is already quantised, so re-encoding dequantises and quantises again and the errors compound: "
+        "pass --requantize to do it anyway");
   }
   const unsigned threads = resolve_threads(options.threads);
   uint64_t total = 0, done = 0;
@@ -115,7 +116,8 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
     r.bits = bits;
     tensors[i].record = r;
     tensors[i].bytes = owned[i];
-    const std::vector<float> now = dequantize_matrix_mt(codec::view_matrix(owned[i], r.shape[0], r.shape[1], bits, r.group), cb, threads);
+    const std::vector<float> now =
+        dequantize_matrix_mt(codec::view_matrix(owned[i], r.shape[0], r.shape[1], bits, r.group), cb, threads);
     row.kind = kind_name(r);
     row.bytes = owned[i].size();
     row.measured = true;
@@ -136,7 +138,8 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
   return report;
 }
 
-Report archive_report(const Model& model, const safetensors::File* reference, unsigned threads, const ProgressFn& progress) {
+Report archive_report(const Model& model, const safetensors::File* reference, unsigned threads,
+                      const ProgressFn& progress) {
   threads = resolve_threads(threads);
   const Canon& canon = model.canon();
   if (reference) {
@@ -160,8 +163,9 @@ Report archive_report(const Model& model, const safetensors::File* reference, un
     if (ref) {
       if (progress) progress({done, total, canon[i].name});
       const std::vector<float> x = safetensors::to_float(*ref);
-      const std::vector<float> y = r.dtype == Dtype::CQ ? dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads)
-                                                        : model.values(i);
+      const std::vector<float> y = r.dtype == Dtype::CQ
+                                       ? dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads)
+                                       : model.values(i);
       row.measured = true;
       row.error = measure_error(x, y, r.ndim == 2 ? r.shape[1] : x.size(), threads);
     }

@@ -15,19 +15,16 @@ namespace cact::safetensors {
 
 namespace {
 
-
 struct DtypeInfo {
   DType dtype;
   const char* name;
   size_t size;
 };
 constexpr DtypeInfo kDtypes[] = {
-    {DType::BOOL, "BOOL", 1},       {DType::U8, "U8", 1},     {DType::I8, "I8", 1},
-    {DType::F8_E5M2, "F8_E5M2", 1}, {DType::F8_E4M3, "F8_E4M3", 1},
-    {DType::I16, "I16", 2},         {DType::U16, "U16", 2},   {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2},       {DType::I32, "I32", 4},   {DType::U32, "U32", 4},
-    {DType::F32, "F32", 4},         {DType::F64, "F64", 8},   {DType::I64, "I64", 8},
-    {DType::U64, "U64", 8},
+    {DType::BOOL, "BOOL", 1},       {DType::U8, "U8", 1},   {DType::I8, "I8", 1},   {DType::F8_E5M2, "F8_E5M2", 1},
+    {DType::F8_E4M3, "F8_E4M3", 1}, {DType::I16, "I16", 2}, {DType::U16, "U16", 2}, {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2},       {DType::I32, "I32", 4}, {DType::U32, "U32", 4}, {DType::F32, "F32", 4},
+    {DType::F64, "F64", 8},         {DType::I64, "I64", 8}, {DType::U64, "U64", 8},
 };
 
 // Far past any real header (the reference implementation uses the same bound);
@@ -117,7 +114,8 @@ void File::parse(std::span<const uint8_t> bytes) {
   const uint64_t available = bytes.size() - 8;
   if (header_len == 0) fail(who + ": header length is 0");
   if (header_len > kMaxHeader) {
-    fail(who + ": header length " + std::to_string(header_len) + " exceeds the 100 MB limit (corrupt or not a safetensors file)");
+    fail(who + ": header length " + std::to_string(header_len) +
+         " exceeds the 100 MB limit (corrupt or not a safetensors file)");
   }
   if (header_len > available) {
     fail(who + ": header length " + std::to_string(header_len) + " runs past the end of the file (" +
@@ -169,20 +167,22 @@ void File::parse(std::span<const uint8_t> bytes) {
       t.shape.push_back(shape[d].get<uint64_t>());
     }
     const Json& offsets = entry["data_offsets"];
-    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned()) {
       fail(where + ": data_offsets must be two non-negative integers [begin, end]");
     }
     const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
-    if (begin > end) fail(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] end before they begin");
+    if (begin > end)
+      fail(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] end before they begin");
     if (end > data.size()) {
-      fail(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] run past the data section (" +
-           std::to_string(data.size()) + " bytes; truncated?)");
+      fail(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+           "] run past the data section (" + std::to_string(data.size()) + " bytes; truncated?)");
     }
     const auto size = byte_size(t.dtype, t.shape);
     if (!size) fail(where + ": shape " + shape_text(t.shape) + " overflows");
     if (*size != end - begin) {
-      fail(where + ": " + std::string(dtype_name(t.dtype)) + " " + shape_text(t.shape) + " needs " + std::to_string(*size) +
-           " bytes, data_offsets span " + std::to_string(end - begin));
+      fail(where + ": " + std::string(dtype_name(t.dtype)) + " " + shape_text(t.shape) + " needs " +
+           std::to_string(*size) + " bytes, data_offsets span " + std::to_string(end - begin));
     }
     t.data = data.subspan(size_t(begin), size_t(end - begin));
     ranges.push_back({begin, end, tensors_.size()});
@@ -191,9 +191,8 @@ void File::parse(std::span<const uint8_t> bytes) {
   }
   // The ranges must tile the data section: sorted by begin, each starts where
   // the previous one ended (ties: zero-sized tensors first, they overlap nothing).
-  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t position = 0;
   const TensorView* previous = nullptr;
   for (const Range& r : ranges) {
@@ -203,15 +202,15 @@ void File::parse(std::span<const uint8_t> bytes) {
            ") overlaps tensor \"" + previous->name + "\" (which ends at " + std::to_string(position) + ")");
     }
     if (r.begin > position) {
-      fail(who + ": bytes [" + std::to_string(position) + ", " + std::to_string(r.begin) + ") of the data section before tensor \"" +
-           t.name + "\" belong to no tensor");
+      fail(who + ": bytes [" + std::to_string(position) + ", " + std::to_string(r.begin) +
+           ") of the data section before tensor \"" + t.name + "\" belong to no tensor");
     }
     position = r.end;
     previous = &t;
   }
   if (position != data.size()) {
-    fail(who + ": " + std::to_string(data.size() - position) + " bytes after the last tensor (ends at " + std::to_string(position) +
-         ") belong to no tensor");
+    fail(who + ": " + std::to_string(data.size() - position) + " bytes after the last tensor (ends at " +
+         std::to_string(position) + ") belong to no tensor");
   }
 }
 
@@ -238,7 +237,8 @@ std::vector<float> to_float(const TensorView& t) {
   return out;
 }
 
-std::vector<uint8_t> header_bytes(std::span<const TensorSpec> tensors, const std::map<std::string, std::string>& metadata) {
+std::vector<uint8_t> header_bytes(std::span<const TensorSpec> tensors,
+                                  const std::map<std::string, std::string>& metadata) {
   Json j = Json::object();
   if (!metadata.empty()) {
     Json m = Json::object();
@@ -251,7 +251,8 @@ std::vector<uint8_t> header_bytes(std::span<const TensorSpec> tensors, const std
     if (t.name == kMetadataKey) fail("safetensors writer: \"__metadata__\" cannot name a tensor");
     if (j.contains(t.name)) fail("safetensors writer: tensor \"" + t.name + "\" is given twice");
     const auto size = byte_size(t.dtype, t.shape);
-    if (!size || dtype_size(t.dtype) == 0) fail("safetensors writer: tensor \"" + t.name + "\" has an invalid dtype or shape");
+    if (!size || dtype_size(t.dtype) == 0)
+      fail("safetensors writer: tensor \"" + t.name + "\" has an invalid dtype or shape");
     Json e = Json::object();
     e["dtype"] = dtype_name(t.dtype);
     e["shape"] = t.shape;
@@ -293,14 +294,15 @@ void write_to(AtomicFile& file, std::span<const TensorSpec> tensors, const std::
   }
 }
 
-std::vector<uint8_t> serialize(std::span<const OwnedTensor> tensors, const std::map<std::string, std::string>& metadata) {
+std::vector<uint8_t> serialize(std::span<const OwnedTensor> tensors,
+                               const std::map<std::string, std::string>& metadata) {
   std::vector<TensorSpec> specs;
   for (const auto& t : tensors) specs.push_back(t.spec);
   std::vector<uint8_t> out = header_bytes(specs, metadata);
   for (const auto& t : tensors) {
     if (t.bytes.size() != *byte_size(t.spec.dtype, t.spec.shape)) {
-      fail("safetensors writer: tensor \"" + t.spec.name + "\" has " + std::to_string(t.bytes.size()) + " bytes, its shape needs " +
-           std::to_string(*byte_size(t.spec.dtype, t.spec.shape)));
+      fail("safetensors writer: tensor \"" + t.spec.name + "\" has " + std::to_string(t.bytes.size()) +
+           " bytes, its shape needs " + std::to_string(*byte_size(t.spec.dtype, t.spec.shape)));
     }
     out.insert(out.end(), t.bytes.begin(), t.bytes.end());
   }

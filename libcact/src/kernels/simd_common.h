@@ -247,10 +247,17 @@ inline void tile_matmul(const Tiles& t, uint32_t row_begin, uint32_t row_end, ui
       uint32_t v = v0;
       for (; v + 4 <= ve; v += 4) tile_rows<kLanes / 4, 4>(t, r, re, v);
       switch (ve - v) {
-        case 3: tile_rows<kLanes / 4, 3>(t, r, re, v); break;
-        case 2: tile_rows<kLanes / 2, 2>(t, r, re, v); break;
-        case 1: tile_rows<kLanes, 1>(t, r, re, v); break;
-        default: break;
+        case 3:
+          tile_rows<kLanes / 4, 3>(t, r, re, v);
+          break;
+        case 2:
+          tile_rows<kLanes / 2, 2>(t, r, re, v);
+          break;
+        case 1:
+          tile_rows<kLanes, 1>(t, r, re, v);
+          break;
+        default:
+          break;
       }
     }
   }

@@ -11,12 +11,12 @@ namespace cact {
 
 namespace {
 constexpr const char* kLayerSlotNames[] = {
-    "norm_in", "q_proj", "k_proj", "v_proj", "q_taps", "k_taps", "v_taps", "q_norm", "k_norm",
-    "gate_proj", "out_proj", "post_norm", "attn_gate", "pre_hada", "d1", "d2", "b2", "d3", "d4",
-    "w1a", "w1b", "w2a", "w2b", "w3a", "w3b", "cond_v", "cond_u"};
-constexpr const char* kSharedSlotNames[] = {
-    "mhc_a_pre", "mhc_a_post", "mhc_a_res", "mhc_b_pre", "mhc_b_post", "mhc_b_res",
-    "mhc_phi_pre", "mhc_phi_post", "mhc_phi_res", "hada_p1", "hada_p2"};
+    "norm_in",   "q_proj",   "k_proj",    "v_proj",    "q_taps",   "k_taps", "v_taps", "q_norm", "k_norm",
+    "gate_proj", "out_proj", "post_norm", "attn_gate", "pre_hada", "d1",     "d2",     "b2",     "d3",
+    "d4",        "w1a",      "w1b",       "w2a",       "w2b",      "w3a",    "w3b",    "cond_v", "cond_u"};
+constexpr const char* kSharedSlotNames[] = {"mhc_a_pre",   "mhc_a_post", "mhc_a_res",   "mhc_b_pre",
+                                            "mhc_b_post",  "mhc_b_res",  "mhc_phi_pre", "mhc_phi_post",
+                                            "mhc_phi_res", "hada_p1",    "hada_p2"};
 constexpr const char* kSiteSlotNames[] = {"tables", "key_proj", "value_proj", "taps"};
 constexpr const char* kHeadSlotNames[] = {"probes", "gain", "query", "row_bias", "proj", "bias", "calibration"};
 
@@ -43,9 +43,12 @@ const char* site_slot_name(SiteSlot s) { return kSiteSlotNames[size_t(s)]; }
 const char* head_slot_name(HeadSlot s) { return kHeadSlotNames[size_t(s)]; }
 const char* head_kind_name(HeadKind k) {
   switch (k) {
-    case HeadKind::embedding: return "embedding";
-    case HeadKind::confidence: return "confidence";
-    case HeadKind::router: return "router";
+    case HeadKind::embedding:
+      return "embedding";
+    case HeadKind::confidence:
+      return "confidence";
+    case HeadKind::router:
+      return "router";
   }
   return "unknown";
 }
@@ -102,15 +105,21 @@ void Canon::build_core(const Header& h, bool block_untied) {
     add(LayerSlot::post_norm, Dtype::FP16, {D});
     add(LayerSlot::attn_gate, Dtype::FP16, {1});
     add(LayerSlot::pre_hada, Dtype::FP16, {D});
-    for (LayerSlot s : {LayerSlot::d1, LayerSlot::d2, LayerSlot::b2, LayerSlot::d3, LayerSlot::d4}) add(s, Dtype::FP16, {N});
-    for (LayerSlot s : {LayerSlot::w1a, LayerSlot::w1b, LayerSlot::w2a, LayerSlot::w2b, LayerSlot::w3a, LayerSlot::w3b}) {
+    for (LayerSlot s : {LayerSlot::d1, LayerSlot::d2, LayerSlot::b2, LayerSlot::d3, LayerSlot::d4})
+      add(s, Dtype::FP16, {N});
+    for (LayerSlot s :
+         {LayerSlot::w1a, LayerSlot::w1b, LayerSlot::w2a, LayerSlot::w2b, LayerSlot::w3a, LayerSlot::w3b}) {
       const bool is_a = s == LayerSlot::w1a || s == LayerSlot::w2a || s == LayerSlot::w3a;
       if (block_untied) {
-        if (is_a) add(s, Dtype::FP16, {bb, ba, ba});
-        else add(s, Dtype::FP16, {ba, bb, bb});
+        if (is_a)
+          add(s, Dtype::FP16, {bb, ba, ba});
+        else
+          add(s, Dtype::FP16, {ba, bb, bb});
       } else {
-        if (is_a) add(s, Dtype::FP16, {ba, ba});
-        else add(s, Dtype::FP16, {bb, bb});
+        if (is_a)
+          add(s, Dtype::FP16, {ba, ba});
+        else
+          add(s, Dtype::FP16, {bb, bb});
       }
     }
     add(LayerSlot::cond_v, Dtype::FP16, {D, 8});
@@ -189,11 +198,9 @@ Canon Canon::derive(const Header& h, std::span<const Record> dir, std::span<cons
   std::vector<HeadRequest> requests;
   if (extra > 0) {
     const Record& m = dir[core];
-    auto where = [&](size_t i, const std::string& what) {
-      return "record " + std::to_string(i) + " (" + what + ")";
-    };
-    if (m.dtype != Dtype::FP16 || m.ndim != 1 || m.shape[0] == 0 || m.shape[0] > 16 || m.nbytes != uint64_t(m.shape[0]) * 2 ||
-        m.offset > file.size() || m.nbytes > file.size() - m.offset) {
+    auto where = [&](size_t i, const std::string& what) { return "record " + std::to_string(i) + " (" + what + ")"; };
+    if (m.dtype != Dtype::FP16 || m.ndim != 1 || m.shape[0] == 0 || m.shape[0] > 16 ||
+        m.nbytes != uint64_t(m.shape[0]) * 2 || m.offset > file.size() || m.nbytes > file.size() - m.offset) {
       fail(where(core, "heads.manifest") + ": expected FP16 [h] with 1 <= h <= 16 inside the file");
     }
     size_t at = core + 1;
@@ -235,7 +242,8 @@ Canon Canon::derive(const Header& h, std::span<const Record> dir, std::span<cons
 std::vector<std::string> check_against_canon(const Canon& canon, std::span<const Record> records) {
   std::vector<std::string> p;
   if (records.size() != canon.size()) {
-    p.push_back("directory: " + std::to_string(records.size()) + " tensors, the canon expects " + std::to_string(canon.size()));
+    p.push_back("directory: " + std::to_string(records.size()) + " tensors, the canon expects " +
+                std::to_string(canon.size()));
     return p;
   }
   for (size_t i = 0; i < records.size(); ++i) {

@@ -89,8 +89,8 @@ std::vector<std::string> check_archive(std::span<const uint8_t> file, CheckedPar
   if (!problems.empty()) return problems;
   const uint64_t dir_end = directory_end(h);
   if (dir_end > file.size()) {
-    return {"file: " + std::to_string(file.size()) + " bytes, but header, codebooks and " + std::to_string(h.num_tensors) +
-            " directory records need " + std::to_string(dir_end)};
+    return {"file: " + std::to_string(file.size()) + " bytes, but header, codebooks and " +
+            std::to_string(h.num_tensors) + " directory records need " + std::to_string(dir_end)};
   }
   const std::vector<float> codebooks = read_codebooks(h, file);
   const std::vector<Record> records = read_records(h, file);
@@ -132,8 +132,10 @@ std::vector<std::string> check_archive(std::span<const uint8_t> file, CheckedPar
   for (size_t i = 0; i < records.size(); ++i) {
     const Record& r = records[i];
     if (r.dtype == Dtype::CQ && r.bits == codec::kTernary) {
-      const uint64_t packed = uint64_t(r.shape[0]) * codec::packed_row_bytes(codec::padded_in(r.shape[1], r.group), r.bits);
-      if (has_invalid_crumb(file.subspan(r.offset, packed))) problems.push_back(namer(i) + ": ternary blob holds the invalid crumb 2");
+      const uint64_t packed =
+          uint64_t(r.shape[0]) * codec::packed_row_bytes(codec::padded_in(r.shape[1], r.group), r.bits);
+      if (has_invalid_crumb(file.subspan(r.offset, packed)))
+        problems.push_back(namer(i) + ": ternary blob holds the invalid crumb 2");
     }
   }
   // The Hadamard-MLP permutations (FP32 [hada_n]): each entry an exact integer,

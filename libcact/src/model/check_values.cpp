@@ -54,7 +54,9 @@ std::vector<std::string> check_values(const Model& model) {
             first_value = half_text(m.norms + 2 * k);
           }
         }
-        if (bad > 0) problems.push_back(model.label(i) + ": " + summary(bad, bad == 1 ? "CQ norm" : "CQ norms", first_at, first_value));
+        if (bad > 0)
+          problems.push_back(model.label(i) + ": " +
+                             summary(bad, bad == 1 ? "CQ norm" : "CQ norms", first_at, first_value));
         break;
       }
       case Dtype::FP16:
@@ -65,7 +67,9 @@ std::vector<std::string> check_values(const Model& model) {
             first_value = half_text(blob.data() + 2 * k);
           }
         }
-        if (bad > 0) problems.push_back(model.label(i) + ": " + summary(bad, bad == 1 ? "FP16 value" : "FP16 values", first_at, first_value));
+        if (bad > 0)
+          problems.push_back(model.label(i) + ": " +
+                             summary(bad, bad == 1 ? "FP16 value" : "FP16 values", first_at, first_value));
         break;
       case Dtype::FP32:
         for (uint64_t k = 0; k < r.elements(); ++k) {
@@ -77,9 +81,12 @@ std::vector<std::string> check_values(const Model& model) {
             first_value = float_text(v);
           }
         }
-        if (bad > 0) problems.push_back(model.label(i) + ": " + summary(bad, bad == 1 ? "FP32 value" : "FP32 values", first_at, first_value));
+        if (bad > 0)
+          problems.push_back(model.label(i) + ": " +
+                             summary(bad, bad == 1 ? "FP32 value" : "FP32 values", first_at, first_value));
         break;
-      case Dtype::RAW: break;
+      case Dtype::RAW:
+        break;
     }
   }
   return problems;

@@ -1,8 +1,8 @@
 #include "cact/inspect.h"
 
+#include <xxhash.h>
 #include <cmath>
 #include <cstdio>
-#include <xxhash.h>
 
 #include "cact/error.h"
 #include "cact/tokenizer.h"

@@ -47,7 +47,8 @@ std::vector<uint32_t> parse_block_list(const std::string& text) {
   while (true) {
     const size_t comma = text.find(',', at);
     const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (item.empty() || item.size() > 9 || !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (item.empty() || item.size() > 9 ||
+        !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       fail("--blocks: '" + item + "' in '" + text + "' is not a block index (expected e.g. 0,4,9,19)");
     }
     blocks.push_back(uint32_t(std::stoul(item)));
@@ -79,7 +80,8 @@ std::vector<std::string> check_blocks(std::span<const uint32_t> blocks, uint32_t
   std::vector<std::string> warnings;
   if (blocks.front() != 0) warnings.push_back("block 0 (the first block) is dropped; the ladder always keeps it");
   if (num_layers > 1 && blocks.back() != num_layers - 1) {
-    warnings.push_back("block " + std::to_string(num_layers - 1) + " (the last block) is dropped; the ladder always keeps it");
+    warnings.push_back("block " + std::to_string(num_layers - 1) +
+                       " (the last block) is dropped; the ladder always keeps it");
   }
   return warnings;
 }

@@ -33,7 +33,8 @@ void Model::load(std::span<const uint8_t> bytes) {
   const std::vector<std::string> problems = check_archive(bytes, &parts);
   if (!problems.empty()) {
     std::string message = problems.front();
-    if (problems.size() > 1) message += " (and " + std::to_string(problems.size() - 1) + " more problems; cact-inspect --check lists them)";
+    if (problems.size() > 1)
+      message += " (and " + std::to_string(problems.size() - 1) + " more problems; cact-inspect --check lists them)";
     fail(message);
   }
   bytes_ = bytes;

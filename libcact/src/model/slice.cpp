@@ -58,7 +58,8 @@ class Planner {
     const uint64_t packed_row = codec::packed_row_bytes(in_pad, r.bits);
     const uint64_t norm_row = uint64_t(in_pad / r.group) * 2;
     const uint64_t packed_total = uint64_t(r.shape[0]) * packed_row;
-    for (uint32_t u : units) add_segment(t.segments, uint64_t(u) * rows_per_unit * packed_row, rows_per_unit * packed_row);
+    for (uint32_t u : units)
+      add_segment(t.segments, uint64_t(u) * rows_per_unit * packed_row, rows_per_unit * packed_row);
     for (uint32_t u : units) {
       add_segment(t.segments, packed_total + uint64_t(u) * rows_per_unit * norm_row, rows_per_unit * norm_row);
     }
@@ -97,8 +98,8 @@ class Planner {
       total += s.length;
     }
     if (total != implied_nbytes(t.record)) {
-      fail("internal: slice of " + model_.label(t.source) + " selects " + std::to_string(total) + " bytes, its new shape " +
-           shape_string(t.record) + " needs " + std::to_string(implied_nbytes(t.record)));
+      fail("internal: slice of " + model_.label(t.source) + " selects " + std::to_string(total) +
+           " bytes, its new shape " + shape_string(t.record) + " needs " + std::to_string(implied_nbytes(t.record)));
     }
     t.record.nbytes = total;
     plan_.tensors.push_back(std::move(t));

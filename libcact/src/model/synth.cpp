@@ -2,8 +2,8 @@
 // scales that keep a forward pass finite (unit-variance residual, projections
 // scaled by 1/sqrt(fan-in), near-identity conv taps and mixing).
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 
 #include "cact/codec.h"
 #include "cact/error.h"

@@ -71,7 +71,9 @@ Header micro_geometry() {
 
 }  // namespace
 
-std::vector<std::string> synth_preset_names() { return {"needle3", "micro", "micro-notaps", "micro-heads", "micro-mixed"}; }
+std::vector<std::string> synth_preset_names() {
+  return {"needle3", "micro", "micro-notaps", "micro-heads", "micro-mixed"};
+}
 
 SynthSpec synth_preset(const std::string& name) {
   SynthSpec s;

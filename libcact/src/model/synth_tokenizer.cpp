@@ -8,8 +8,9 @@
 namespace cact {
 
 TokenizerModel synthetic_tokenizer(uint32_t pieces) {
-  static const char* const kMarkers[] = {"<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tools>",
-                                         "</tools>", "<tool_call>", "</tool_call>", "<tool_result>", "</tool_result>"};
+  static const char* const kMarkers[] = {"<|im_start|>",  "<|im_end|>",    "<think>",     "</think>",
+                                         "<tools>",       "</tools>",      "<tool_call>", "</tool_call>",
+                                         "<tool_result>", "</tool_result>"};
   if (pieces < 270) fail("synthetic tokenizer needs at least 270 pieces (specials, markers, bytes)");
   TokenizerModel m;
   m.pieces.push_back({"<pad>", 0.0f, PieceType::Control});

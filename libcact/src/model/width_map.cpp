@@ -25,10 +25,14 @@ void keys_of(std::string_view name, std::string_view out[4], size_t& count) {
   out[count++] = name;
   const size_t dot = name.find('.');
   if (dot != std::string_view::npos) out[count++] = name.substr(dot + 1);
-  if (name.starts_with("mhc_phi")) out[count++] = "mhc_phi";
-  else if (name.find("_head.") != std::string_view::npos) out[count++] = "heads";
-  else if (name.starts_with("engram")) out[count++] = "engram";
-  else if (name.starts_with("layer")) out[count++] = "layers";
+  if (name.starts_with("mhc_phi"))
+    out[count++] = "mhc_phi";
+  else if (name.find("_head.") != std::string_view::npos)
+    out[count++] = "heads";
+  else if (name.starts_with("engram"))
+    out[count++] = "engram";
+  else if (name.starts_with("layer"))
+    out[count++] = "layers";
 }
 
 }  // namespace

@@ -2,15 +2,15 @@
 // The proto is walked with our own wire reader (field numbers from
 // sentencepiece_model.proto); libsentencepiece then loads the same bytes as a
 // cross-check of what we read.
-#include <bit>
 #include <sentencepiece_processor.h>
+#include <bit>
 #include <string>
 
+#include "base/quote.h"
 #include "cact/error.h"
 #include "cact/mapped_file.h"
 #include "cact/spm_import.h"
 #include "spm/proto_reader.h"
-#include "base/quote.h"
 
 namespace cact {
 namespace {
@@ -57,13 +57,20 @@ SpmPiece read_piece(std::string_view msg, const std::string& where) {
   while (!r.done()) {
     const auto f = r.next();
     switch (f.number) {
-      case 1: expect_wire(f, 2, where, "piece"); p.surface = std::string(f.bytes); break;
+      case 1:
+        expect_wire(f, 2, where, "piece");
+        p.surface = std::string(f.bytes);
+        break;
       case 2:
         expect_wire(f, 5, where, "score");
         p.score = std::bit_cast<float>(static_cast<uint32_t>(f.value));
         break;
-      case 3: expect_wire(f, 0, where, "type"); p.type = f.value; break;
-      default: break;
+      case 3:
+        expect_wire(f, 0, where, "type");
+        p.type = f.value;
+        break;
+      default:
+        break;
     }
   }
   return p;
@@ -74,14 +81,36 @@ void read_trainer(std::string_view msg, const std::string& where, SpmTrainer& t)
   while (!r.done()) {
     const auto f = r.next();
     switch (f.number) {
-      case 3: expect_wire(f, 0, where, "model_type"); t.model_type = f.value; break;
-      case 24: expect_wire(f, 0, where, "treat_whitespace_as_suffix"); t.treat_whitespace_as_suffix = f.value != 0; break;
-      case 35: expect_wire(f, 0, where, "byte_fallback"); t.byte_fallback = f.value != 0; break;
-      case 40: expect_wire(f, 0, where, "unk_id"); t.unk_id = as_int32(f.value); break;
-      case 41: expect_wire(f, 0, where, "bos_id"); t.bos_id = as_int32(f.value); break;
-      case 42: expect_wire(f, 0, where, "eos_id"); t.eos_id = as_int32(f.value); break;
-      case 43: expect_wire(f, 0, where, "pad_id"); t.pad_id = as_int32(f.value); break;
-      default: break;
+      case 3:
+        expect_wire(f, 0, where, "model_type");
+        t.model_type = f.value;
+        break;
+      case 24:
+        expect_wire(f, 0, where, "treat_whitespace_as_suffix");
+        t.treat_whitespace_as_suffix = f.value != 0;
+        break;
+      case 35:
+        expect_wire(f, 0, where, "byte_fallback");
+        t.byte_fallback = f.value != 0;
+        break;
+      case 40:
+        expect_wire(f, 0, where, "unk_id");
+        t.unk_id = as_int32(f.value);
+        break;
+      case 41:
+        expect_wire(f, 0, where, "bos_id");
+        t.bos_id = as_int32(f.value);
+        break;
+      case 42:
+        expect_wire(f, 0, where, "eos_id");
+        t.eos_id = as_int32(f.value);
+        break;
+      case 43:
+        expect_wire(f, 0, where, "pad_id");
+        t.pad_id = as_int32(f.value);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -92,23 +121,44 @@ void read_normalizer(std::string_view msg, const std::string& where, SpmNormaliz
   while (!r.done()) {
     const auto f = r.next();
     switch (f.number) {
-      case 1: expect_wire(f, 2, where, "name"); n.name = std::string(f.bytes); break;
-      case 2: expect_wire(f, 2, where, "precompiled_charsmap"); n.charsmap_bytes = f.bytes.size(); break;
-      case 3: expect_wire(f, 0, where, "add_dummy_prefix"); n.add_dummy_prefix = f.value != 0; break;
-      case 4: expect_wire(f, 0, where, "remove_extra_whitespaces"); n.remove_extra_whitespaces = f.value != 0; break;
-      case 5: expect_wire(f, 0, where, "escape_whitespaces"); n.escape_whitespaces = f.value != 0; break;
-      default: break;
+      case 1:
+        expect_wire(f, 2, where, "name");
+        n.name = std::string(f.bytes);
+        break;
+      case 2:
+        expect_wire(f, 2, where, "precompiled_charsmap");
+        n.charsmap_bytes = f.bytes.size();
+        break;
+      case 3:
+        expect_wire(f, 0, where, "add_dummy_prefix");
+        n.add_dummy_prefix = f.value != 0;
+        break;
+      case 4:
+        expect_wire(f, 0, where, "remove_extra_whitespaces");
+        n.remove_extra_whitespaces = f.value != 0;
+        break;
+      case 5:
+        expect_wire(f, 0, where, "escape_whitespaces");
+        n.escape_whitespaces = f.value != 0;
+        break;
+      default:
+        break;
     }
   }
 }
 
 const char* model_type_name(uint64_t t) {
   switch (t) {
-    case kUnigram: return "UNIGRAM";
-    case kBpe: return "BPE";
-    case kWord: return "WORD";
-    case kChar: return "CHAR";
-    default: return "unknown";
+    case kUnigram:
+      return "UNIGRAM";
+    case kBpe:
+      return "BPE";
+    case kWord:
+      return "WORD";
+    case kChar:
+      return "CHAR";
+    default:
+      return "unknown";
   }
 }
 
@@ -134,12 +184,16 @@ TokenizerModel import_sentencepiece_proto(std::string_view serialized, std::stri
           read_trainer(f.bytes, who + ": trainer_spec", trainer);
           have_trainer = true;
           break;
-        case 3: expect_wire(f, 2, who, "normalizer_spec"); read_normalizer(f.bytes, who + ": normalizer_spec", norm); break;
+        case 3:
+          expect_wire(f, 2, who, "normalizer_spec");
+          read_normalizer(f.bytes, who + ": normalizer_spec", norm);
+          break;
         case 5:
           expect_wire(f, 2, who, "denormalizer_spec");
           read_normalizer(f.bytes, who + ": denormalizer_spec", denorm);
           break;
-        default: break;
+        default:
+          break;
       }
     }
   }
@@ -156,8 +210,9 @@ TokenizerModel import_sentencepiece_proto(std::string_view serialized, std::stri
          "-byte charsmap); only identity normalisation is supported");
   }
   if (norm.remove_extra_whitespaces) {
-    fail(who + ": normalizer_spec.remove_extra_whitespaces is true; the engine never collapses whitespace "
-               "(train with --remove_extra_whitespaces=false)");
+    fail(who +
+         ": normalizer_spec.remove_extra_whitespaces is true; the engine never collapses whitespace "
+         "(train with --remove_extra_whitespaces=false)");
   }
   if (!norm.escape_whitespaces) {
     fail(who + ": normalizer_spec.escape_whitespaces is false; the engine always maps ' ' to U+2581");
@@ -183,8 +238,7 @@ TokenizerModel import_sentencepiece_proto(std::string_view serialized, std::stri
            "); the RAW format needs pad, eos, bos and unk: retrain with " + s.flag + "=N");
     }
     if (s.id >= n) {
-      fail(who + ": " + s.name + "_id " + std::to_string(s.id) + " is not below the piece count " +
-           std::to_string(n));
+      fail(who + ": " + s.name + "_id " + std::to_string(s.id) + " is not below the piece count " + std::to_string(n));
     }
   }
 
@@ -202,11 +256,21 @@ TokenizerModel import_sentencepiece_proto(std::string_view serialized, std::stri
     p.surface = sp.surface;
     p.score = sp.score;
     switch (sp.type) {
-      case kNormal: p.type = PieceType::Normal; break;
-      case kUnknown: p.type = PieceType::Unknown; break;
-      case kControl: p.type = PieceType::Control; break;
-      case kUserDefined: p.type = PieceType::UserDefined; break;
-      case kByte: p.type = PieceType::Byte; break;
+      case kNormal:
+        p.type = PieceType::Normal;
+        break;
+      case kUnknown:
+        p.type = PieceType::Unknown;
+        break;
+      case kControl:
+        p.type = PieceType::Control;
+        break;
+      case kUserDefined:
+        p.type = PieceType::UserDefined;
+        break;
+      case kByte:
+        p.type = PieceType::Byte;
+        break;
       case kUnused:
         fail(who + ": piece " + std::to_string(i) + " " + quote_bytes(sp.surface) +
              " is UNUSED; the RAW format has no UNUSED type");

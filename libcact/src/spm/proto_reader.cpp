@@ -32,9 +32,15 @@ ProtoField ProtoReader::next() {
     return v;
   };
   switch (f.wire) {
-    case 0: f.value = varint(); break;
-    case 1: f.value = fixed(8); break;
-    case 5: f.value = fixed(4); break;
+    case 0:
+      f.value = varint();
+      break;
+    case 1:
+      f.value = fixed(8);
+      break;
+    case 5:
+      f.value = fixed(4);
+      break;
     case 2: {
       const uint64_t len = varint();
       if (len > data_.size() - pos_) {

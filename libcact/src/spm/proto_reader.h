@@ -11,9 +11,9 @@ namespace cact::spm {
 
 struct ProtoField {
   uint32_t number = 0;
-  uint8_t wire = 0;          // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
-  uint64_t value = 0;        // varint / fixed32 / fixed64 payload
-  std::string_view bytes;    // length-delimited payload
+  uint8_t wire = 0;        // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
+  uint64_t value = 0;      // varint / fixed32 / fixed64 payload
+  std::string_view bytes;  // length-delimited payload
 };
 
 class ProtoReader {

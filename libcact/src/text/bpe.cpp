@@ -9,15 +9,21 @@ namespace {
 uint32_t decode_cp(const char* p, uint32_t n) {
   const auto b = [&](uint32_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(p[i])); };
   switch (n) {
-    case 1: return b(0);
-    case 2: return ((b(0) & 0x1Fu) << 6) | (b(1) & 0x3Fu);
-    case 3: return ((b(0) & 0x0Fu) << 12) | ((b(1) & 0x3Fu) << 6) | (b(2) & 0x3Fu);
-    default: return ((b(0) & 0x07u) << 18) | ((b(1) & 0x3Fu) << 12) | ((b(2) & 0x3Fu) << 6) | (b(3) & 0x3Fu);
+    case 1:
+      return b(0);
+    case 2:
+      return ((b(0) & 0x1Fu) << 6) | (b(1) & 0x3Fu);
+    case 3:
+      return ((b(0) & 0x0Fu) << 12) | ((b(1) & 0x3Fu) << 6) | (b(2) & 0x3Fu);
+    default:
+      return ((b(0) & 0x07u) << 18) | ((b(1) & 0x3Fu) << 12) | ((b(2) & 0x3Fu) << 6) | (b(3) & 0x3Fu);
   }
 }
 
 uint64_t join_key(uint32_t x, uint32_t y) { return (uint64_t{x} << 21) | y; }
-uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t{static_cast<uint32_t>(a)} << 32) | static_cast<uint32_t>(b); }
+uint64_t pair_key(int32_t a, int32_t b) {
+  return (uint64_t{static_cast<uint32_t>(a)} << 32) | static_cast<uint32_t>(b);
+}
 
 // Max-heap order: higher score first; on equal scores the leftmost pair first.
 bool heap_less(const BpeScratch::Candidate& a, const BpeScratch::Candidate& b) {
@@ -38,7 +44,8 @@ void maybe_push(std::string_view chunk, const BpeTables& t, BpeScratch& s, int32
     id = t.pieces.find(chunk.substr(l.begin, len));
   }
   if (id < 0) return;
-  s.heap.push_back({t.scores[static_cast<size_t>(id)], static_cast<uint32_t>(left), static_cast<uint32_t>(right), len, id});
+  s.heap.push_back(
+      {t.scores[static_cast<size_t>(id)], static_cast<uint32_t>(left), static_cast<uint32_t>(right), len, id});
   std::push_heap(s.heap.begin(), s.heap.end(), heap_less);
 }
 

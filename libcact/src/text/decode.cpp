@@ -2,8 +2,8 @@
 // render() below, so a stream's concatenated output equals decode() by construction.
 #include <string>
 
-#include "cact/tokenizer.h"
 #include "base/utf8.h"
+#include "cact/tokenizer.h"
 
 namespace cact {
 namespace {

@@ -4,11 +4,11 @@
 #include <limits>
 #include <string>
 
+#include "base/utf8.h"
 #include "cact/error.h"
 #include "cact/tokenizer.h"
 #include "text/bpe.h"
 #include "text/tokenizer_impl.h"
-#include "base/utf8.h"
 
 namespace cact {
 namespace {

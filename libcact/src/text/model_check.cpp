@@ -4,21 +4,26 @@
 #include <cmath>
 #include <string>
 
-#include "cact/error.h"
-#include "text/flat_index.h"
 #include "base/quote.h"
 #include "base/utf8.h"
+#include "cact/error.h"
+#include "text/flat_index.h"
 
 namespace cact {
 namespace text {
 
 const char* piece_type_name(PieceType t) {
   switch (t) {
-    case PieceType::Normal: return "NORMAL";
-    case PieceType::Unknown: return "UNKNOWN";
-    case PieceType::Control: return "CONTROL";
-    case PieceType::UserDefined: return "USER_DEFINED";
-    case PieceType::Byte: return "BYTE";
+    case PieceType::Normal:
+      return "NORMAL";
+    case PieceType::Unknown:
+      return "UNKNOWN";
+    case PieceType::Control:
+      return "CONTROL";
+    case PieceType::UserDefined:
+      return "USER_DEFINED";
+    case PieceType::Byte:
+      return "BYTE";
   }
   return "?";
 }
@@ -56,8 +61,7 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
                                          {"unk_id", model.unk_id, PieceType::Unknown}}};
   for (const auto& sp : specials) {
     if (sp.id >= n) {
-      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " is not below n_pieces " +
-           std::to_string(n));
+      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " is not below n_pieces " + std::to_string(n));
     }
   }
 
@@ -88,8 +92,8 @@ void check_tokenizer_model(const TokenizerModel& model, std::string_view who_vie
   for (const auto& sp : specials) {
     const Piece& p = model.pieces[sp.id];
     if (p.type != sp.want) {
-      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " names piece " + quote_bytes(p.surface) +
-           " of type " + piece_type_name(p.type) + ", not " + piece_type_name(sp.want));
+      fail(who + ": " + sp.name + " " + std::to_string(sp.id) + " names piece " + quote_bytes(p.surface) + " of type " +
+           piece_type_name(p.type) + ", not " + piece_type_name(sp.want));
     }
   }
 

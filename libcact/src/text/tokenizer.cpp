@@ -92,8 +92,6 @@ std::string_view Tokenizer::piece_bytes(int32_t id) const {
   return impl_->bytes_of[static_cast<size_t>(id)];
 }
 
-int32_t Tokenizer::find(std::string_view surface) const {
-  return impl_->by_surface.find(surface);
-}
+int32_t Tokenizer::find(std::string_view surface) const { return impl_->by_surface.find(surface); }
 
 }  // namespace cact

@@ -23,7 +23,7 @@ class UserPieceTrie {
 
  private:
   struct Node {
-    int32_t id = -1;                               // piece ending here, or -1
+    int32_t id = -1;                                 // piece ending here, or -1
     std::vector<std::pair<uint8_t, uint32_t>> kids;  // (byte, node), sorted by byte
   };
   std::vector<Node> nodes_{1};

@@ -23,8 +23,8 @@ inline void fwht128(float32x4_t x[32]) {
   const uint32x4_t high = {0, 0, ~0u, ~0u};
   for (int i = 0; i < 32; ++i) {
     float32x4_t v = x[i];
-    v = butterfly(v, vrev64q_f32(v), odd);         // half = 1
-    v = butterfly(v, vextq_f32(v, v, 2), high);    // half = 2
+    v = butterfly(v, vrev64q_f32(v), odd);       // half = 1
+    v = butterfly(v, vextq_f32(v, v, 2), high);  // half = 2
     x[i] = v;
   }
   for (int h = 1; h < 32; h *= 2) {  // half = 4 .. 64: whole registers

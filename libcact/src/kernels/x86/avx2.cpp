@@ -11,8 +11,7 @@ namespace cact::kernels {
 
 // Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 extern const KernelTable kAvx2Kernels;
-const KernelTable kAvx2Kernels{"avx2", x86::quantize_activations, x86::cq_matmul<x86::Dot::kAvx2>,
-                               x86::dequantize_row};
+const KernelTable kAvx2Kernels{"avx2", x86::quantize_activations, x86::cq_matmul<x86::Dot::kAvx2>, x86::dequantize_row};
 
 }  // namespace cact::kernels
 #endif

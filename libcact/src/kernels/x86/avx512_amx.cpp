@@ -5,7 +5,8 @@
 // dispatch.cpp only after the CPUID/XCR0 check and a granted
 // ARCH_REQ_XCOMP_PERM for the tile data (CACT_ISA=avx512-vbmi keeps it out). Fewer
 // vectors (decode) and shapes the SIMD code does not take run the avx512-vbmi
-// code unchanged (every AMX CPU has AVX512-VBMI; dispatch.cpp checks it). Design and exactness: docs/KERNELS.md "AMX-INT8 tiles".
+// code unchanged (every AMX CPU has AVX512-VBMI; dispatch.cpp checks it). Design and exactness: docs/KERNELS.md
+// "AMX-INT8 tiles".
 //
 // Same rules as kernels/x86/common.h (internal linkage only, no std:: templates); the
 // pragmas are those of avx512_vnni.cpp (GCC bug 105593).
@@ -15,9 +16,10 @@
 #endif
 #include "kernels/x86/tiles.h"
 
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && \
-    defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) && \
-    (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_INT8__) || defined(__AMXINT8__))  // GCC || clang
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) &&                                    \
+    (defined(__AMX_TILE__) || defined(__AMXTILE__)) &&                                                                \
+    (defined(__AMX_INT8__) || defined(__AMXINT8__))  // GCC || clang
 namespace cact::kernels {
 extern const KernelTable kAvx512VbmiKernels;  // avx512_vnni.cpp
 namespace {
@@ -25,8 +27,8 @@ namespace amx {
 
 using x86::Dot;
 constexpr uint32_t kG = codec::kGroup;
-constexpr uint32_t kRows = 16;        // matrix rows per weight tile (M)
-constexpr uint32_t kVecs = 16;        // activation vectors per result tile (N)
+constexpr uint32_t kRows = 16;  // matrix rows per weight tile (M)
+constexpr uint32_t kVecs = 16;  // activation vectors per result tile (N)
 // Fewer vectors run the avx512-vnni tiles: a call costs about what 16 vectors
 // cost (zero-padded), which the avx512-vnni tiles beat up to ~5 vectors
 // (docs/KERNELS.md "AMX-INT8 tiles").
@@ -88,9 +90,15 @@ inline RowTables row_tables(uint32_t index_bits, const int8_t e[16]) {
       t.z[0] = lanes4(nt.t[0], nt.t[0], nt.t[1], nt.t[1]);
       t.z[1] = lanes4(nt.t[2], nt.t[2], nt.t[3], nt.t[3]);
       break;
-    case 2: t.z[0] = lanes4(nt.t[0], nt.t[0], nt.t[1], nt.t[1]); break;
-    case 3: x86::tables_for(3, e, t.y); break;
-    default: t.z[0] = lanes4(nt.t[0], nt.t[0], nt.t[0], nt.t[0]); break;
+    case 2:
+      t.z[0] = lanes4(nt.t[0], nt.t[0], nt.t[1], nt.t[1]);
+      break;
+    case 3:
+      x86::tables_for(3, e, t.y);
+      break;
+    default:
+      t.z[0] = lanes4(nt.t[0], nt.t[0], nt.t[0], nt.t[0]);
+      break;
   }
   return t;
 }
@@ -312,8 +320,10 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
 
   memory_barrier();  // the prepared activations are read by tile loads
   _tile_loadconfig(&kTileConfig);
-  auto* const rows_of_width = bits_per_index == 1 ? matmul_rows<Row1> : bits_per_index == 2 ? matmul_rows<Row2>
-                             : bits_per_index == 3 ? matmul_rows<Row3> : matmul_rows<Row4>;
+  auto* const rows_of_width = bits_per_index == 1   ? matmul_rows<Row1>
+                              : bits_per_index == 2 ? matmul_rows<Row2>
+                              : bits_per_index == 3 ? matmul_rows<Row3>
+                                                    : matmul_rows<Row4>;
   rows_of_width(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf, cbuf);
   _tile_release();
 }

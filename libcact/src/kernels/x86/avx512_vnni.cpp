@@ -20,14 +20,13 @@
 #include "kernels/x86/matmul.h"
 #include "kernels/x86/quantise.h"
 
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && \
-    defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__) && defined(__AVX512VNNI__)
 namespace cact::kernels {
 
 // Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 extern const KernelTable kAvx512VnniKernels;
-const KernelTable kAvx512VnniKernels{"avx512-vnni", x86::quantize_activations512,
-                                     x86::cq_matmul<x86::Dot::kAvx512Vnni>,
+const KernelTable kAvx512VnniKernels{"avx512-vnni", x86::quantize_activations512, x86::cq_matmul<x86::Dot::kAvx512Vnni>,
                                      x86::dequantize_row512};
 // avx512-vnni with vpermb lookups in its 1-vector CQ2 tiles (VbmiPairs, inline
 // assembly); chosen only on CPUs with AVX512-VBMI.

@@ -58,8 +58,8 @@ void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begi
 
 // `vbmi` (avx512-vbmi table only): the 1-vector CQ2 tiles look up with vpermb.
 template <Dot kDot>
-void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a,
-                    uint32_t row_begin, uint32_t row_end, float* y, size_t y_stride, bool vbmi) {
+void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
+                    uint32_t row_end, float* y, size_t y_stride, bool vbmi) {
   if (row_begin >= row_end || a.count == 0) return;
   // The VNNI dot takes any int8 weight (biased table); AVX2 needs |w| <= 127.
   if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/kDot == Dot::kAvx2)) {
@@ -79,8 +79,8 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
   // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
   const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
-  auto* base = static_cast<uint8_t*>(
-      tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes));
+  auto* base =
+      static_cast<uint8_t*>(tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes));
   auto* act = reinterpret_cast<int8_t*>(base);
   uint8_t* act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
   auto* norms = reinterpret_cast<float*>(base + act_total);
@@ -153,10 +153,18 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   job.y = y;
   job.y_stride = y_stride;
   switch (bits_per_index) {
-    case 1: cq_matmul_width<kDot, Unpack1>(job, table, row_begin, row_end, a.count); break;
-    case 2: cq_matmul_width<kDot, Unpack2>(job, table, row_begin, row_end, a.count); break;
-    case 3: cq_matmul_width<kDot, Unpack3>(job, table, row_begin, row_end, a.count); break;
-    default: cq_matmul_width<kDot, Unpack4>(job, table, row_begin, row_end, a.count); break;
+    case 1:
+      cq_matmul_width<kDot, Unpack1>(job, table, row_begin, row_end, a.count);
+      break;
+    case 2:
+      cq_matmul_width<kDot, Unpack2>(job, table, row_begin, row_end, a.count);
+      break;
+    case 3:
+      cq_matmul_width<kDot, Unpack3>(job, table, row_begin, row_end, a.count);
+      break;
+    default:
+      cq_matmul_width<kDot, Unpack4>(job, table, row_begin, row_end, a.count);
+      break;
   }
 }
 

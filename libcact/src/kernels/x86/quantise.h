@@ -23,8 +23,8 @@ inline __m256 butterfly_in_register(__m256 v, __m256 swapped) {
 inline void fwht128(__m256 x[16]) {
   for (int i = 0; i < 16; ++i) {
     __m256 v = x[i];
-    v = butterfly_in_register<0xAA>(v, _mm256_permute_ps(v, 0xB1));        // half = 1
-    v = butterfly_in_register<0xCC>(v, _mm256_permute_ps(v, 0x4E));        // half = 2
+    v = butterfly_in_register<0xAA>(v, _mm256_permute_ps(v, 0xB1));          // half = 1
+    v = butterfly_in_register<0xCC>(v, _mm256_permute_ps(v, 0x4E));          // half = 2
     v = butterfly_in_register<0xF0>(v, _mm256_permute2f128_ps(v, v, 0x01));  // half = 4
     x[i] = v;
   }
@@ -110,7 +110,8 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
     for (int i = 0; i < 16; ++i) {
       const __m256i index = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(indices + 8 * i)));
       const __m256 upper = _mm256_castsi256_ps(_mm256_cmpgt_epi32(index, _mm256_set1_epi32(7)));
-      const __m256 e = _mm256_blendv_ps(_mm256_permutevar8x32_ps(low, index), _mm256_permutevar8x32_ps(high, index), upper);
+      const __m256 e =
+          _mm256_blendv_ps(_mm256_permutevar8x32_ps(low, index), _mm256_permutevar8x32_ps(high, index), upper);
       x[i] = _mm256_mul_ps(e, vnorm);
     }
     fwht128(x);
@@ -144,10 +145,10 @@ __attribute__((always_inline)) inline void fwht_groups512(__m512 (&x)[N][8]) {
 #pragma GCC unroll 24
   for (int i = 0; i < 8 * N; ++i) {
     __m512 v = x[i / 8][i % 8];
-    v = butterfly_in_register<0xAAAA>(v, _mm512_permute_ps(v, 0xB1));          // half = 1
-    v = butterfly_in_register<0xCCCC>(v, _mm512_permute_ps(v, 0x4E));          // half = 2
-    v = butterfly_in_register<0xF0F0>(v, _mm512_shuffle_f32x4(v, v, 0xB1));    // half = 4
-    v = butterfly_in_register<0xFF00>(v, _mm512_shuffle_f32x4(v, v, 0x4E));    // half = 8
+    v = butterfly_in_register<0xAAAA>(v, _mm512_permute_ps(v, 0xB1));        // half = 1
+    v = butterfly_in_register<0xCCCC>(v, _mm512_permute_ps(v, 0x4E));        // half = 2
+    v = butterfly_in_register<0xF0F0>(v, _mm512_shuffle_f32x4(v, v, 0xB1));  // half = 4
+    v = butterfly_in_register<0xFF00>(v, _mm512_shuffle_f32x4(v, v, 0x4E));  // half = 8
     x[i / 8][i % 8] = v;
   }
   // half = 16 .. 64: whole registers (spelled out: GCC kept x[] on the stack for the loop form)
@@ -196,9 +197,7 @@ void quantize_groups512(const float* const src[N], int8_t* const q[N], float* co
   }
 }
 
-void quantize_group512(const float* src, int8_t* q, float* scale_out) {
-  quantize_groups512<1>(&src, &q, &scale_out);
-}
+void quantize_group512(const float* src, int8_t* q, float* scale_out) { quantize_groups512<1>(&src, &q, &scale_out); }
 
 // quantize_activations_by_group with the whole groups of a vector three at a time.
 // (avx512_amx.cpp calls avx512-vnni's through its table: unused there.)
@@ -264,9 +263,10 @@ inline __m512i packed_index_chunk512(const uint8_t* packed, int i) {
   } else if (w.bits != codec::kTernary && bits_per_index == 2) {
     dequantize_row_by_groups<false>(w, codebook, r, out, group_with(packed_index_chunk512<2>));
   } else {
-    dequantize_row_by_groups(w, codebook, r, out, group_with([](const uint8_t* indices, int i) {
-      return _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(indices + 16 * i)));
-    }));
+    dequantize_row_by_groups(
+        w, codebook, r, out, group_with([](const uint8_t* indices, int i) {
+          return _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(indices + 16 * i)));
+        }));
   }
 }
 #endif  // AVX512F

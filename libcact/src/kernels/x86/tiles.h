@@ -66,8 +66,7 @@ inline __m256i reduce8(const __m256i v[8]) {
   const __m256i h67 = _mm256_hadd_epi32(v[6], v[7]);
   const __m256i h0123 = _mm256_hadd_epi32(h01, h23);
   const __m256i h4567 = _mm256_hadd_epi32(h45, h67);
-  return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
-                          _mm256_permute2x128_si256(h0123, h4567, 0x31));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
 }
 
 struct CqMatmulJob {
@@ -82,7 +81,7 @@ struct CqMatmulJob {
   bool paired;             // avx512-vnni, one vector, 2-bit indices: activations in cq_tile512_pairs' layout
   bool vbmi;               // with `paired`: the tiles look up bytes with vpermb (avx512-vbmi table)
   uint32_t row_begin;
-  uint32_t rows;  // rows of the matrix (prefetches stay inside it)
+  uint32_t rows;        // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
   size_t scale_stride;
   __m256i tables[4];  // the unpacker's lookup tables (VNNI: entries biased by +128)
@@ -173,8 +172,8 @@ void cq_tile(const CqMatmulJob& job, uint32_t r0, uint32_t v0) {
   constexpr int P = R * V;
   const uint32_t groups = job.groups;
   // Norm of lane l at group g: norms[(r0 + l%R - row_begin)*groups + g].
-  const __m256i norm_index = _mm256_mullo_epi32(
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::row)), _mm256_set1_epi32(int(groups)));
+  const __m256i norm_index = _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::row)),
+                                                _mm256_set1_epi32(int(groups)));
   const __m256i scale_index = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(TileLanes<R>::vec));
   const float* norms = tile_norms<R>(job, r0);
   const size_t rb = job.row_bytes;
@@ -195,14 +194,13 @@ void cq_tile(const CqMatmulJob& job, uint32_t r0, uint32_t v0) {
       }
     }
     const __m256 norm = _mm256_i32gather_ps(norms + g, norm_index, 4);
-    const __m256 scale =
-        _mm256_permutevar8x32_ps(_mm256_loadu_ps(job.scales + g * job.scale_stride + v0), scale_index);
+    const __m256 scale = _mm256_permutevar8x32_ps(_mm256_loadu_ps(job.scales + g * job.scale_stride + v0), scale_index);
     __m256i idots = reduce8(dots);
     if constexpr (kDot != Dot::kAvx2) {
-      idots = _mm256_sub_epi32(idots, _mm256_permutevar8x32_epi32(
-                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                              job.corr + g * job.scale_stride + v0)),
-                                          scale_index));
+      idots = _mm256_sub_epi32(
+          idots,
+          _mm256_permutevar8x32_epi32(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(job.corr + g * job.scale_stride + v0)), scale_index));
     }
     const __m256 d = _mm256_cvtepi32_ps(idots);
     acc = _mm256_add_ps(acc, _mm256_mul_ps(d, _mm256_mul_ps(norm, scale)));
@@ -315,12 +313,12 @@ struct Lanes512 {
 __attribute__((always_inline)) inline __m512i reduce16(const __m512i a[8]) {
   __m512i x[4], y[2];
   for (int i = 0; i < 4; ++i) {  // per 128-bit lane: [a0+a2, b0+b2, a1+a3, b1+b3]
-    x[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * i], a[2 * i + 1]),
-                            _mm512_unpackhi_epi32(a[2 * i], a[2 * i + 1]));
+    x[i] =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_epi32(a[2 * i], a[2 * i + 1]));
   }
   for (int j = 0; j < 2; ++j) {  // per 128-bit lane: the 4-element sums of a[4j..4j+3]
-    y[j] = _mm512_add_epi32(_mm512_unpacklo_epi64(x[2 * j], x[2 * j + 1]),
-                            _mm512_unpackhi_epi64(x[2 * j], x[2 * j + 1]));
+    y[j] =
+        _mm512_add_epi32(_mm512_unpacklo_epi64(x[2 * j], x[2 * j + 1]), _mm512_unpackhi_epi64(x[2 * j], x[2 * j + 1]));
   }
   // 128-bit lanes (0+1, 2+3) of y0, then of y1.
   return _mm512_add_epi32(_mm512_shuffle_i64x2(y[0], y[1], 0x88), _mm512_shuffle_i64x2(y[0], y[1], 0xDD));
@@ -427,12 +425,14 @@ struct VbmiPairs {
 };
 
 template <int R, class Decode>
-__attribute__((always_inline)) inline void cq_tile512_pairs_body(const CqMatmulJob& job, const __m512i t512[4], uint32_t r0) {
+__attribute__((always_inline)) inline void cq_tile512_pairs_body(const CqMatmulJob& job, const __m512i t512[4],
+                                                                 uint32_t r0) {
   static_assert(R >= 1 && R <= 16);
   // Lane = row; lanes past the tile read row 0's norms (valid memory, never stored).
   constexpr auto lane_row = [](int lane) { return lane < R ? lane : 0; };
-  alignas(64) static constexpr int32_t kRow[16] = {lane_row(0),  lane_row(1),  lane_row(2),  lane_row(3),  lane_row(4),  lane_row(5),  lane_row(6),  lane_row(7),
-                                                   lane_row(8),  lane_row(9),  lane_row(10), lane_row(11), lane_row(12), lane_row(13), lane_row(14), lane_row(15)};
+  alignas(64) static constexpr int32_t kRow[16] = {
+      lane_row(0), lane_row(1), lane_row(2),  lane_row(3),  lane_row(4),  lane_row(5),  lane_row(6),  lane_row(7),
+      lane_row(8), lane_row(9), lane_row(10), lane_row(11), lane_row(12), lane_row(13), lane_row(14), lane_row(15)};
   const uint32_t groups = job.groups;
   // Halves from one row's norms to the next: the gather's index is in halves (scale 2).
   const __m512i norm_index = _mm512_mullo_epi32(_mm512_load_si512(kRow), _mm512_set1_epi32(int(groups)));
@@ -457,7 +457,8 @@ __attribute__((always_inline)) inline void cq_tile512_pairs_body(const CqMatmulJ
     if (two) prefetch.group();
     // (One group in all: the tile's norms are R contiguous halves.)
     const __m512i norm_pairs =
-        groups == 1 ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(__mmask16((1u << R) - 1), norm_half)), 16)
+        groups == 1 ? _mm512_slli_epi32(
+                          _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(__mmask16((1u << R) - 1), norm_half)), 16)
                     : _mm512_i32gather_epi32(norm_index, norm_half + 2 * (two ? g : g - 1), 2);
     __m512i av[4];
     for (int k = 0; k < 4; ++k) av[k] = _mm512_load_si512(act + 64 * k);

@@ -93,8 +93,8 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
     const __m256i m2 = _mm256_set1_epi32(0x70000);
     const __m256i m3 = _mm256_set1_epi32(0x7000000);
     const __m256i a = _mm256_or_si256(_mm256_and_si256(d, m0), _mm256_and_si256(_mm256_slli_epi32(d, 5), m1));
-    const __m256i b = _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(d, 10), m2),
-                                      _mm256_and_si256(_mm256_slli_epi32(d, 15), m3));
+    const __m256i b =
+        _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi32(d, 10), m2), _mm256_and_si256(_mm256_slli_epi32(d, 15), m3));
     return _mm256_or_si256(a, b);
   }
   static void weights(const uint8_t* p, const __m256i t[4], __m256i w[4]) {
@@ -224,7 +224,8 @@ struct PermuteMasks512 {
 
 inline void permute_group512(const PermuteMasks512& pm, const int8_t* src, int8_t* dst, size_t block_stride) {
   __m512i chunk[8];
-  for (int c = 0; c < 8; ++c) chunk[c] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * c)));
+  for (int c = 0; c < 8; ++c)
+    chunk[c] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * c)));
   for (int h = 0; h < 2; ++h) {
     __m512i o = _mm512_setzero_si512();
     for (int c = 0; c < 8; ++c) o = _mm512_or_si512(o, _mm512_shuffle_epi8(chunk[c], _mm512_load_si512(pm.m[h][c])));
