@@ -2,6 +2,7 @@
 // archive (and its --layers 8 rung), SIMD kernel table vs scalar.
 //
 //   bench_engine [--quick] [--slice PATH] [ARCHIVE]
+//   bench_engine --rates [ARCHIVE]      (one JSON line, for bench/compare_llama.sh)
 //
 // ARCHIVE defaults to /tmp/needle3.cact, which is written (synth preset
 // needle3) if missing; an ARCHIVE given on the command line must exist. The
@@ -187,13 +188,30 @@ double first_token_ms(const std::string& exe, const std::filesystem::path& archi
   return best;
 }
 
+// --rates: one line of JSON with the figures bench/compare_llama.sh sets beside
+// llama-bench's tg128 and pp512 (decode from an empty cache, as llama-bench does).
+int print_rates(const std::filesystem::path& archive) {
+  const cact::Model model = cact::Model::open(archive);
+  const cact::Engine e(model);
+  constexpr uint32_t kDecodeSteps = 128, kPrompt = 512;
+  std::printf(
+      "{\"table\": \"%s\", \"decode_1t\": %.1f, \"decode_2t\": %.1f, \"prefill512_1t\": %.1f, "
+      "\"prefill512_2t\": %.1f}\n",
+      e.kernels().name, decode_rate(e, 1, 1, 1, kDecodeSteps), decode_rate(e, 1, 2, 1, kDecodeSteps),
+      prefill_rate(e, kPrompt, 1, 1), prefill_rate(e, kPrompt, 2, 1));
+  return 0;
+}
+
 constexpr const char* kUsage =
     "usage: bench_engine [--quick] [--slice PATH] [ARCHIVE]\n"
+    "       bench_engine --rates [ARCHIVE]\n"
     "  ARCHIVE       needle3-like archive (default /tmp/needle3.cact, synthesised if missing;\n"
     "                a given ARCHIVE must exist)\n"
     "  --slice PATH  the 8-layer rung, written if missing (default: /tmp/needle3.l8.cact for the\n"
     "                default archive, else a temporary file removed at exit)\n"
     "  --quick       skip decode at position 8000 (the full run takes ~30 minutes)\n"
+    "  --rates       only decode (128 steps from an empty cache) and prefill 512 tokens,\n"
+    "                1 and 2 threads, one run each, as one line of JSON (bench/compare_llama.sh)\n"
     "  -h, --help    this text\n";
 
 int usage_error(const std::string& message) {
@@ -224,7 +242,7 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--rss-child") == 0) return rss_child(argv[2]);
   const std::filesystem::path default_archive = "/tmp/needle3.cact";
   std::filesystem::path archive, slice;
-  bool quick = false;
+  bool quick = false, rates = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -232,6 +250,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--rates") {
+      rates = true;
     } else if (arg == "--slice") {
       if (i + 1 >= argc) return usage_error("--slice needs a PATH");
       slice = argv[++i];
@@ -254,6 +274,7 @@ int main(int argc, char** argv) {
     std::printf("writing %s (synth preset needle3)\n", archive.c_str());
     cact::write_synth_archive(archive, cact::synth_preset("needle3"));
   }
+  if (rates) return print_rates(archive);
   ScratchDir scratch;
   if (slice.empty())
     slice = user_archive ? scratch.get() / "rung8.cact" : std::filesystem::path("/tmp/needle3.l8.cact");

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# cact against llama.cpp at equal compute, both measured in one run, interleaved
+# (docs/PERFORMANCE.md "Against llama.cpp").
+#
+#   bench/compare_llama.sh [--rounds N] [--work DIR] [--build DIR]
+#
+#   --rounds N   rounds of (cact, llama.cpp Q2_K, llama.cpp Q4_0), default 3
+#   --work DIR   where llama.cpp is built and the models are written (default
+#                /tmp/cact-compare; reused by later runs)
+#   --build DIR  cact's Release build directory (default build/release; built if missing)
+#
+# llama.cpp comes from ../shared/peers/ (a source snapshot and a model maker): it
+# is built here as a measuring stick and never linked into or copied into cact.
+# cact runs `bench_engine --rates` on the synthetic needle3 archive; llama.cpp runs
+# `llama-bench` (tg128, pp512) on a random Llama of the same multiply-accumulates
+# per token. Prints one table of medians and the ratio of cact to the better
+# llama.cpp format, then the machine it ran on.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+peers="$root/../shared/peers"
+rounds=3
+work=/tmp/cact-compare
+build="$root/build/release"
+
+usage() {
+  sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+while (($#)); do
+  case "$1" in
+    --rounds) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || usage; rounds=$2; shift 2 ;;
+    --work) [[ $# -ge 2 ]] || usage; work=$2; shift 2 ;;
+    --build) [[ $# -ge 2 ]] || usage; build=$2; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "compare_llama: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+snapshot=$(ls "$peers"/llama.cpp-*-cpu.tar.xz 2>/dev/null | head -n 1 || true)
+if [[ -z $snapshot || ! -f $peers/make_gguf.py ]]; then
+  echo "compare_llama: no llama.cpp snapshot and make_gguf.py in $peers" >&2
+  exit 1
+fi
+mkdir -p "$work"
+log() { printf '== %s\n' "$*" >&2; }
+
+# make_gguf.py needs numpy: Debian's own Python with Debian's package (a pyenv or venv
+# python3 earlier on PATH may lack it).
+if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  log "installing python3-numpy (make_gguf.py needs it)"
+  apt-get install -y python3-numpy >/dev/null
+fi
+
+if [[ ! -x $build/bench/bench_engine || ! -x $build/apps/cact-build ]]; then
+  log "building cact (Release) in $build"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j"$(nproc)" --target bench_engine cact-build >/dev/null
+fi
+
+llama="$work/llama.cpp"
+if [[ ! -x $llama/build/bin/llama-bench ]]; then
+  log "building llama.cpp from $(basename "$snapshot") in $llama"
+  rm -rf "$llama"
+  tar -xJf "$snapshot" -C "$work"
+  cmake -S "$llama" -B "$llama/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_EXAMPLES=OFF >/dev/null
+  cmake --build "$llama/build" -j"$(nproc)" --target llama-bench llama-quantize >/dev/null
+fi
+
+archive="$work/needle3.cact"
+[[ -f $archive ]] || "$build/apps/cact-build" synth "$archive" --preset needle3 -q
+if [[ ! -f $work/equal.Q4_0.gguf || ! -f $work/equal.Q2_K.gguf ]]; then
+  log "writing the equal-compute Llama (make_gguf.py) and its Q2_K and Q4_0 quantisations"
+  PYTHONPATH="$llama/gguf-py" /usr/bin/python3 "$peers/make_gguf.py" "$work/equal.f32.gguf" f32 >/dev/null
+  for q in Q2_K Q4_0; do
+    "$llama/build/bin/llama-quantize" "$work/equal.f32.gguf" "$work/equal.$q.gguf" "$q" >/dev/null 2>&1
+  done
+  rm -f "$work/equal.f32.gguf"
+fi
+
+results="$work/results.jsonl"
+: >"$results"
+for ((r = 1; r <= rounds; ++r)); do
+  log "round $r of $rounds: cact"
+  printf '{"engine": "cact", "rates": %s}\n' "$("$build/bench/bench_engine" --rates "$archive")" >>"$results"
+  for q in Q2_K Q4_0; do
+    log "round $r of $rounds: llama.cpp $q"
+    # Flash attention on and off: the better counts (it helps on some CPUs only).
+    "$llama/build/bin/llama-bench" -m "$work/equal.$q.gguf" -p 512 -n 128 -r 1 -t 1,2 -fa on,off -o json 2>/dev/null |
+      python3 -c 'import json, sys; print(json.dumps({"engine": sys.argv[1], "runs": json.load(sys.stdin)}))' \
+        "llama.cpp $q" >>"$results"
+  done
+done
+
+python3 - "$results" <<'EOF'
+import json, statistics, sys
+
+rows = {"decode, 1 thread": ("decode_1t", 0, 128, 1), "decode, 2 threads": ("decode_2t", 0, 128, 2),
+        "prefill 512, 1 thread": ("prefill512_1t", 512, 0, 1), "prefill 512, 2 threads": ("prefill512_2t", 512, 0, 2)}
+samples = {}  # (engine, row) -> per-round figures
+for line in open(sys.argv[1]):
+    entry = json.loads(line)
+    for row, (key, n_prompt, n_gen, threads) in rows.items():
+        if entry["engine"] == "cact":
+            value = entry["rates"][key]
+        else:
+            value = max(run["avg_ts"] for run in entry["runs"]
+                        if run["n_prompt"] == n_prompt and run["n_gen"] == n_gen and run["n_threads"] == threads)
+        samples.setdefault((entry["engine"], row), []).append(value)
+
+engines = ["cact", "llama.cpp Q2_K", "llama.cpp Q4_0"]
+rounds = len(samples[("cact", "decode, 1 thread")])
+print(f"tok/s, median of {rounds} interleaved rounds")
+print("| tok/s | " + " | ".join(engines) + " | cact ÷ best |")
+print("|---|" + "---|" * (len(engines) + 1))
+for row in rows:
+    med = {e: statistics.median(samples[(e, row)]) for e in engines}
+    best_peer = max(med[e] for e in engines[1:])
+    print(f"| {row} | " + " | ".join(f"{med[e]:.0f}" for e in engines) + f" | {med['cact'] / best_peer:.2f} |")
+EOF
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+isa=""
+for f in avx2 avx_vnni avx512f avx512_vnni avx512vbmi amx_int8; do
+  [[ " $flags " == *" $f "* ]] && isa+="$f "
+done
+table=$(sed -n 's/.*"table": "\([^"]*\)".*/\1/p' "$results" | head -n 1)
+echo "machine: $cpu, $(nproc) cores; ISA: ${isa:-baseline}; cact table: $table"
+echo "cact $(git -C "$root" describe --always --dirty 2>/dev/null || echo '?'), llama.cpp $(basename "$snapshot" .tar.xz), $(date -u +%Y-%m-%d)"
