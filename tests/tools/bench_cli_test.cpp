@@ -32,6 +32,8 @@ TEST_CASE("bench_engine: --help, unknown flags and a missing archive write no fi
   CHECK(no_path.code == 2);
   const auto missing = run_app(tool, {"missing.cact"}, dir);
   CHECK(missing.code == 1);
+  const auto rates_missing = run_app(tool, {"--rates", "missing.cact"}, dir);  // bench/compare_llama.sh's mode
+  CHECK(rates_missing.code == 1);
   CHECK(missing.err.find("missing.cact does not exist") != std::string::npos);
   CHECK(std::filesystem::is_empty(dir));
 }
