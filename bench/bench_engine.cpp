@@ -189,7 +189,7 @@ double first_token_ms(const std::string& exe, const std::filesystem::path& archi
 }
 
 // --rates: one line of JSON with the figures bench/compare_llama.sh sets beside
-// llama-bench's tg128 and pp512 (decode from an empty cache, as llama-bench does).
+// llama-bench's tg128 and pp512 (decode after a one-token prompt: llama-bench starts from an empty cache).
 int print_rates(const std::filesystem::path& archive) {
   const cact::Model model = cact::Model::open(archive);
   const cact::Engine e(model);
@@ -210,7 +210,7 @@ constexpr const char* kUsage =
     "  --slice PATH  the 8-layer rung, written if missing (default: /tmp/needle3.l8.cact for the\n"
     "                default archive, else a temporary file removed at exit)\n"
     "  --quick       skip decode at position 8000 (the full run takes ~30 minutes)\n"
-    "  --rates       only decode (128 steps from an empty cache) and prefill 512 tokens,\n"
+    "  --rates       only decode (128 steps after a one-token prompt) and prefill 512 tokens,\n"
     "                1 and 2 threads, one run each, as one line of JSON (bench/compare_llama.sh)\n"
     "  -h, --help    this text\n";
 
