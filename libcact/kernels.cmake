@@ -32,6 +32,12 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   check_cxx_compiler_flag("-mavx2 -mf16c" CACT_CXX_HAS_AVX2)
   if(CACT_CXX_HAS_AVX2)
     cact_kernel_table(src/kernels/x86/avx2.cpp CACT_HAVE_AVX2 -mavx2 -mf16c)
+    # The engine's float widths (cact/vec.h VecIsa) fuse multiply-adds: + FMA.
+    cact_kernel_table(src/kernels/x86/float_avx2.cpp CACT_HAVE_FLOAT_AVX2 -mavx2 -mfma -mf16c)
+    check_cxx_compiler_flag("-mavx512f -mfma -mf16c" CACT_CXX_HAS_AVX512F)
+    if(CACT_CXX_HAS_AVX512F)
+      cact_kernel_table(src/kernels/x86/float_avx512.cpp CACT_HAVE_FLOAT_AVX512 -mavx512f -mfma -mf16c)
+    endif()
     check_cxx_compiler_flag("-mavx2 -mf16c -mavxvnni" CACT_CXX_HAS_AVXVNNI)
     if(CACT_CXX_HAS_AVXVNNI)
       cact_kernel_table(src/kernels/x86/avx_vnni.cpp CACT_HAVE_AVXVNNI -mavx2 -mf16c -mavxvnni)
@@ -42,6 +48,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     if(CACT_CXX_HAS_AVX512VNNI)
       cact_kernel_table(src/kernels/x86/avx512_vnni.cpp CACT_HAVE_AVX512VNNI
                         -mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni)
+      # The int8 KV cache's quantiser and scores (cact/float_kernels.h).
+      cact_kernel_table(src/kernels/x86/kv_int8_avx512_vnni.cpp CACT_HAVE_KV_AVX512VNNI
+                        -mavx512f -mavx512bw -mavx512vl -mavx512vnni)
       # avx512-amx: the avx512-vbmi table with its multi-vector product on AMX-INT8 tiles.
       check_cxx_compiler_flag("-mavx2 -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi -mamx-tile -mamx-int8"
                               CACT_CXX_HAS_AMX)
@@ -58,6 +67,7 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   check_cxx_compiler_flag("-march=armv8.2-a+dotprod" CACT_CXX_HAS_DOTPROD)
   if(CACT_CXX_HAS_DOTPROD)
     cact_kernel_table(src/kernels/arm/neon_dotprod.cpp CACT_HAVE_NEON_DOTPROD -march=armv8.2-a+dotprod)
+    cact_kernel_table(src/kernels/arm/kv_int8_dotprod.cpp CACT_HAVE_KV_DOTPROD -march=armv8.2-a+dotprod)
   endif()
 endif()
 if(_cact_kernel_defs)

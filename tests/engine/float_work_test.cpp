@@ -16,9 +16,9 @@
 
 #include "cact/engine.h"
 #include "cact/synth.h"
+#include "engine/forward.h"
 #include "engine/hadamard_mlp.h"
 #include "engine/mhc.h"
-#include "engine/vec.h"
 #include "engine/vmath.h"
 #include "engine/weights.h"
 #include "random_vector.h"

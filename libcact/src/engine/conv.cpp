@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "cact/error.h"
-#include "engine/vec.h"
+#include "engine/vmath.h"
 
 namespace cact::engine {
 

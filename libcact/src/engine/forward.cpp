@@ -3,6 +3,7 @@
 #include "engine/forward.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -21,7 +22,15 @@ template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
 }
+std::atomic<VecIsa> session_cap{VecIsa::avx512};
 }  // namespace
+
+void cap_session_vec_isa(VecIsa cap) { session_cap.store(cap); }
+
+VecIsa engine_vec_isa() {
+  const VecIsa cap = session_cap.load();
+  return cap < vec_isa() ? cap : vec_isa();
+}
 
 size_t Workspace::Engram::bytes() const {
   return cap_bytes(tokens) + cap_bytes(slots) + cap_bytes(rows) + rows_prepared.bytes() + cap_bytes(key) +

@@ -20,6 +20,12 @@
 
 namespace cact::engine {
 
+// The float width a new Forward runs: vec_isa(), or narrower after
+// cap_session_vec_isa (tests compare the widths end to end; the bits must not
+// change).
+VecIsa engine_vec_isa();
+void cap_session_vec_isa(VecIsa cap);
+
 // Which positions a query may see (MODEL.md Attention_l and kv_window).
 struct Visibility {
   uint32_t sliding_window = 0;  // local layers only; 0 = none

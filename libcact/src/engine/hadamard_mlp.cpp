@@ -8,13 +8,8 @@
 #include "engine/ops.h"
 #include "engine/vmath.h"
 
+#include "cact/float_kernels.h"
 #include "cact/half.h"
-
-#if CACT_VEC_X86
-#include <immintrin.h>
-#elif defined(__aarch64__)
-#include <arm_neon.h>
-#endif
 
 // Every output of the products below is one accumulator of type Acc that
 // starts at 0 and adds its terms in index order (Acc(a) · Acc(x), no FMA); the
@@ -148,94 +143,6 @@ Acc* acc_of(HadaScratch& s) {
   }
 }
 
-// L FP16 values at p as L lanes of T, exactly converted (fcvtl on aarch64,
-// half_to_float elsewhere). The wide x86 builds do not come here: a lambda
-// carries no target attribute, so an F16C intrinsic cannot be inlined into
-// one; they run the stages that read FP16 as the width-specific functions
-// below.
-template <typename T, uint32_t L>
-CACT_VEC_INLINE typename Lanes<T, L>::V load_halves(const uint16_t* p) {
-  if constexpr (L == 1) {
-    return T(half_to_float(*p));
-  } else {
-    float f[L];
-#if defined(__aarch64__)
-    for (uint32_t i = 0; i < L; i += 4) vst1q_f32(f + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + i))));
-#else
-    for (uint32_t i = 0; i < L; ++i) f[i] = half_to_float(p[i]);
-#endif
-    return Lanes<T, L>::load(f);
-  }
-}
-
-#if CACT_VEC_X86
-// The cond stages of the float MLP in the AVX2 and AVX-512 builds, with F16C
-// loads of cond_v / cond_u; the generic stages' operations and order per
-// output (see mlp_block), so the same bits.
-// logits[r] = Σ_d m[d] cond_v[d][r] as 8 partial sums over d mod 8, added in order.
-CACT_TARGET_AVX2 void cond_logits_f16c(const float* m, const uint16_t* cv, uint32_t D, float logits[8]) {
-  __m256 part[8];
-  for (__m256& p : part) p = _mm256_setzero_ps();
-  // (Intrinsics only outside lambdas: a lambda does not carry the target.)
-  const auto row = [cv](uint32_t d) { return reinterpret_cast<const __m128i*>(cv + size_t(d) * 8); };
-  uint32_t d = 0;
-  for (; d + 8 <= D; d += 8) {
-#pragma GCC unroll 8
-    for (uint32_t q = 0; q < 8; ++q) {
-      part[q] = _mm256_fmadd_ps(_mm256_set1_ps(m[d + q]), _mm256_cvtph_ps(_mm_loadu_si128(row(d + q))), part[q]);
-    }
-  }
-  for (const uint32_t d0 = d; d < D; ++d) {
-    part[d - d0] = _mm256_fmadd_ps(_mm256_set1_ps(m[d]), _mm256_cvtph_ps(_mm_loadu_si128(row(d))), part[d - d0]);
-  }
-  for (uint32_t q = 1; q < 8; ++q) part[0] = _mm256_add_ps(part[0], part[q]);
-  _mm256_storeu_ps(logits, part[0]);
-}
-// cond[i] = 1 + Σ_r p[r] cond_u[r][i], r in order: one fused chain per output.
-inline float cond_one(const float p[8], const uint16_t* cu, uint32_t N, uint32_t i) {
-  float v = 1.0f;
-  for (uint32_t r = 0; r < 8; ++r) v = __builtin_fmaf(p[r], half_to_float(cu[size_t(r) * N + i]), v);
-  return v;
-}
-CACT_TARGET_AVX2 void cond_values_avx2(const float p[8], const uint16_t* cu, uint32_t N, float* cond) {
-  uint32_t i = 0;
-  for (; i + 32 <= N; i += 32) {
-    __m256 v[4];
-    for (__m256& x : v) x = _mm256_set1_ps(1.0f);
-#pragma GCC unroll 8
-    for (uint32_t r = 0; r < 8; ++r) {
-      const __m256 pr = _mm256_set1_ps(p[r]);
-#pragma GCC unroll 4
-      for (uint32_t k = 0; k < 4; ++k) {
-        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cu + size_t(r) * N + i + 8 * k));
-        v[k] = _mm256_fmadd_ps(pr, _mm256_cvtph_ps(h), v[k]);
-      }
-    }
-    for (uint32_t k = 0; k < 4; ++k) _mm256_storeu_ps(cond + i + 8 * k, v[k]);
-  }
-  for (; i < N; ++i) cond[i] = cond_one(p, cu, N, i);
-}
-CACT_TARGET_AVX512 void cond_values_avx512(const float p[8], const uint16_t* cu, uint32_t N, float* cond) {
-  uint32_t i = 0;
-  for (; i + 64 <= N; i += 64) {
-    __m512 v[4];
-    for (__m512& x : v) x = _mm512_set1_ps(1.0f);
-#pragma GCC unroll 8
-    for (uint32_t r = 0; r < 8; ++r) {
-      const __m512 pr = _mm512_set1_ps(p[r]);
-#pragma GCC unroll 4
-      for (uint32_t k = 0; k < 4; ++k) {
-        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cu + size_t(r) * N + i + 16 * k));
-        // (The zero-masked form: GCC 12 warns about the plain one's undefined source.)
-        v[k] = _mm512_fmadd_ps(pr, _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), h), v[k]);
-      }
-    }
-    for (uint32_t k = 0; k < 4; ++k) _mm512_storeu_ps(cond + i + 16 * k, v[k]);
-  }
-  for (; i < N; ++i) cond[i] = cond_one(p, cu, N, i);
-}
-#endif
-
 struct Mlp {
   const Weights* w;
   uint32_t l;
@@ -248,42 +155,12 @@ struct Mlp {
   HadaScratch* s;
 };
 
-// z[i] = t[p[i]] · d[i] (d = nullptr: t[p[i]]) for i < n; in the wide builds
-// a vector gather (the values are copied exactly: the same bits in every width).
-CACT_VEC_INLINE void permute_tail(const float* t, const uint32_t* p, const float* d, uint32_t i, uint32_t n, float* z) {
-  for (; i < n; ++i) z[i] = d != nullptr ? t[p[i]] * d[i] : t[p[i]];
-}
-#if CACT_VEC_X86
-CACT_TARGET_AVX512 inline void permute_avx512(const float* t, const uint32_t* p, const float* d, uint32_t n, float* z) {
-  uint32_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    // (The masked form: GCC 12 warns about the unmasked one's undefined source.)
-    __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), __mmask16(0xFFFF), _mm512_loadu_si512(p + i), t, 4);
-    if (d != nullptr) v = _mm512_mul_ps(v, _mm512_loadu_ps(d + i));
-    _mm512_storeu_ps(z + i, v);
-  }
-  permute_tail(t, p, d, i, n, z);
-}
-CACT_TARGET_AVX2 inline void permute_avx2(const float* t, const uint32_t* p, const float* d, uint32_t n, float* z) {
-  uint32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_i32gather_ps(t, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), 4);
-    if (d != nullptr) v = _mm256_mul_ps(v, _mm256_loadu_ps(d + i));
-    _mm256_storeu_ps(z + i, v);
-  }
-  permute_tail(t, p, d, i, n, z);
-}
-#endif
-template <uint32_t Bytes>
-CACT_VEC_INLINE void permute(const float* t, const uint32_t* p, const float* d, uint32_t n, float* z) {
-#if CACT_VEC_X86
-  if constexpr (Bytes == 64) {
-    return permute_avx512(t, p, d, n, z);
-  } else if constexpr (Bytes == 32) {
-    return permute_avx2(t, p, d, n, z);
-  }
-#endif
-  permute_tail(t, p, d, 0, n, z);
+// z[i] = t[p[i]] · d[i] (d = nullptr: t[p[i]]) for i < n: the values copied
+// exactly, so the same bits as a wide table's gathers.
+CACT_VEC_INLINE void permute(const kernels::FloatMlpKernels* wide, const float* t, const uint32_t* p, const float* d,
+                             uint32_t n, float* z) {
+  if (wide != nullptr) return wide->permute(t, p, d, n, z);
+  for (uint32_t i = 0; i < n; ++i) z[i] = d != nullptr ? t[p[i]] * d[i] : t[p[i]];
 }
 
 // Tokens c0 .. c0 + nb (nb <= s.block) stage by stage: each stage runs for
@@ -303,6 +180,9 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   const auto t_of = [&](uint32_t c) { return s.t.data() + size_t(c) * N; };
   const auto cond_of = [&](uint32_t c) { return s.cond.data() + size_t(c) * N; };
   Acc* acc = acc_of<Acc>(s);
+  // The stages that read FP16 in the wide float builds (cact/float_kernels.h);
+  // the portable code below otherwise.
+  const kernels::FloatMlpKernels* wide = kF32 ? kernels::float_mlp_kernels(VecIsa(Bytes)) : nullptr;
 
   // cond = 1 + softmax(cond_vᵀ m) · cond_u. The 8 logits are sums over D: in
   // float they run as 8 interleaved partial sums (d mod 8, added in order at
@@ -310,13 +190,11 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   float logits[HadaScratch::kMaxBlock][8];
   for (uint32_t c = 0; c < nb; ++c) {
     const float* m = m_of(c);
-#if CACT_VEC_X86
-    if constexpr (kF32 && Bytes >= 32) {
-      cond_logits_f16c(m, lw.cond_v, D, logits[c]);
+    if (wide != nullptr) {
+      wide->cond_logits(m, lw.cond_v, D, logits[c]);
       softmax<Acc>(logits[c], 8);
       continue;
     }
-#endif
     constexpr uint32_t kSplit = kF32 ? 8 : 1;
     using W8 = Lanes<Acc, 8>;
     typename W8::V part[kSplit];
@@ -342,15 +220,10 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   for (uint32_t c = 0; c < nb; ++c) {
     const float* p = logits[c];
     float* cond = cond_of(c);
-#if CACT_VEC_X86
-    if constexpr (kF32 && Bytes == 64) {
-      cond_values_avx512(p, cu, N, cond);
-      continue;
-    } else if constexpr (kF32 && Bytes == 32) {
-      cond_values_avx2(p, cu, N, cond);
+    if (wide != nullptr) {
+      wide->cond_values(p, cu, N, cond);
       continue;
     }
-#endif
     const auto cond_at = [&]<uint32_t L, uint32_t K>(uint32_t i) {
       using W = Lanes<Acc, L>;
       typename W::V v[K];
@@ -403,7 +276,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   for (uint32_t c = 0; c < nb; ++c) {
     float* z = z_of(c);
     const float* cond = cond_of(c);
-    permute<Bytes>(t_of(c), p1, nullptr, N, z);
+    permute(wide, t_of(c), p1, nullptr, N, z);
     for (uint32_t i = 0; i < N; ++i) {
       const float x = d2[i] * cond[i] * z[i] + b2[i];
       if constexpr (kF32) {
@@ -421,7 +294,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   f.B = lw.w3b.data();
   f.rows_out = rows_d;
   for (uint32_t c = 0; c < nb; ++c) {
-    permute<Bytes>(t_of(c), p2, d3, N, z_of(c));
+    permute(wide, t_of(c), p2, d3, N, z_of(c));
     factor_of(c);
     const float* t = t_of(c);
     float* out = a.out + (c0 + c) * a.out_stride;

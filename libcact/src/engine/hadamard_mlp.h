@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/vec.h"
+#include "engine/vmath.h"
 #include "engine/weights.h"
 
 namespace cact::engine {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "cact/kernels.h"
-#include "engine/vec.h"
+#include "engine/vmath.h"
 
 namespace cact::engine {
 

@@ -18,14 +18,7 @@
 // same bits whatever the pass (chunking, threads, batching) and the vector width
 // (integer dots are exact; the float work is lane-wise, its sums run in
 // position order or over softmax's fixed 16 partial sums).
-//
-// GCC 12's AVX-512 intrinsic headers initialise their "undefined" vectors from
-// themselves, which -W(maybe-)uninitialized reports (GCC bug 105593); the
-// pragmas must precede <immintrin.h>.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+
 #include "engine/kv_int8.h"
 
 #include <algorithm>
@@ -35,19 +28,8 @@
 #include <limits>
 #include <utility>
 
+#include "cact/float_kernels.h"
 #include "engine/vmath.h"
-
-#include "base/cpu_features.h"
-
-#if CACT_VEC_X86
-#include <immintrin.h>
-#endif
-#if defined(__aarch64__) && defined(__linux__)
-#include <arm_neon.h>
-#define CACT_NEON_SDOT 1
-#else
-#define CACT_NEON_SDOT 0
-#endif
 
 namespace cact::engine {
 
@@ -59,7 +41,7 @@ float quantize_int8(const float* x, uint32_t n, int8_t* q) {
 
 namespace detail {
 
-// The portable quantiser (CPUs without AVX-512BW): loops that vectorise in
+// The portable quantiser (CPUs without a KV table in cact/float_kernels.h): loops that vectorise in
 // the baseline build (lround's rounding, half away from zero, written without
 // a library call: |x / scale| <= 128 after the clamp, so x/scale − trunc(x/scale)
 // is exact).
@@ -97,196 +79,32 @@ constexpr uint32_t kTile = AttendScratch::kTile, kBlock = AttendScratch::kBlock;
 // Tests: score with the portable code even where the CPU has dot products.
 std::atomic<bool> portable_scores{false};
 
-#if CACT_VEC_X86
-#define CACT_TARGET_AVX512BW __attribute__((target("avx512f,avx512bw,avx512vl,fma")))
-#define CACT_TARGET_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,fma")))
-
-// AVX-512BW/VL (the quantiser's byte stores) and AVX512-VNNI, on top of the
-// AVX-512F width.
-struct Cpu {
-  bool bw = false, vnni = false;
-};
-const Cpu& cpu() {
-  static const Cpu c = [] {
-    const CpuFeatures& f = cpu_features();
-    Cpu r;
-    r.bw = vec_isa() == VecIsa::avx512 && f.avx512bw && f.avx512vl;
-    r.vnni = r.bw && f.avx512vnni;
-    return r;
-  }();
-  return c;
-}
-
-CACT_TARGET_AVX512BW inline __mmask16 tail_mask(uint32_t left) {
-  return left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
-}
-
-// As int8_scale_portable: max_ps(|x|, mx) keeps mx for a NaN, as std::max(mx, |x|) does.
-CACT_TARGET_AVX512BW float scale_avx512(const float* x, uint32_t n) {
-  __m512 mx = _mm512_setzero_ps();
-  for (uint32_t i = 0; i < n; i += 16) {
-    mx = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(tail_mask(n - i), x + i)), mx);
-  }
-  const float absmax = _mm512_reduce_max_ps(mx);
-  return absmax > 0.0f ? absmax / 127.0f : 1.0f;
-}
-
-// As int8_codes_portable, 16 at a time; the saturating narrowing is the clamp.
-CACT_TARGET_AVX512BW void codes_avx512(const float* x, uint32_t n, float scale, int8_t* q) {
-  const __m512 s = _mm512_set1_ps(scale), lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(128.0f);
-  const __m512 half = _mm512_set1_ps(0.5f), mhalf = _mm512_set1_ps(-0.5f);
-  const __m512i one = _mm512_set1_epi32(1);
-  for (uint32_t i = 0; i < n; i += 16) {
-    const __mmask16 m = tail_mask(n - i);
-    __m512 y = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), s);
-    y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y, y, _CMP_ORD_Q), y);
-    y = _mm512_min_ps(hi, _mm512_max_ps(lo, y));
-    const __m512i t = _mm512_cvttps_epi32(y);
-    const __m512 f = _mm512_sub_ps(y, _mm512_cvtepi32_ps(t));
-    __m512i v = _mm512_mask_add_epi32(t, _mm512_cmp_ps_mask(f, half, _CMP_GE_OQ), t, one);
-    v = _mm512_mask_sub_epi32(v, _mm512_cmp_ps_mask(f, mhalf, _CMP_LE_OQ), v, one);
-    _mm_mask_storeu_epi8(q + i, m, _mm512_cvtsepi32_epi8(v));
-  }
-}
-
-// Scores of `R` query rows (q8 rows dq4 apart) against one 16-row K tile:
-// lanes [la, lb) of row r stored at dst + r·stride + lane.
-template <uint32_t R>
-CACT_TARGET_AVX512VNNI void score_tile_vnni(const uint8_t* kt, uint32_t dq4, const int8_t* q8, const int32_t* bias,
-                                            const float* coef, const float* ks, float* dst, size_t stride,
-                                            __mmask16 lanes) {
-  __m512i acc[R];
-  for (uint32_t r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
-  for (uint32_t g = 0; g < dq4 / 4; ++g) {
-    const __m512i k = _mm512_loadu_si512(kt + size_t(g) * 64);
-    for (uint32_t r = 0; r < R; ++r) {
-      int32_t qd;
-      std::memcpy(&qd, q8 + size_t(r) * dq4 + 4 * g, 4);
-      acc[r] = _mm512_dpbusd_epi32(acc[r], k, _mm512_set1_epi32(qd));
-    }
-  }
-  const __m512 ksv = _mm512_loadu_ps(ks);
-  for (uint32_t r = 0; r < R; ++r) {
-    const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r], _mm512_set1_epi32(bias[r])));
-    _mm512_mask_storeu_ps(dst + r * stride, lanes, _mm512_mul_ps(_mm512_mul_ps(dot, ksv), _mm512_set1_ps(coef[r])));
-  }
-}
-
-// Rows in tiles of 6 (needle3's GQA group), then 4, 2, 1 (few instances: code size).
-CACT_TARGET_AVX512VNNI void score_rows_vnni(uint32_t rows, const uint8_t* kt, uint32_t dq4, const int8_t* q8,
-                                            const int32_t* bias, const float* coef, const float* ks, float* dst,
-                                            size_t stride, __mmask16 lanes) {
-  uint32_t r = 0;
-  for (; r + 6 <= rows; r += 6) {
-    score_tile_vnni<6>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
-  }
-  for (; r + 4 <= rows; r += 4) {
-    score_tile_vnni<4>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
-  }
-  for (; r + 2 <= rows; r += 2) {
-    score_tile_vnni<2>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
-  }
-  if (r < rows)
-    score_tile_vnni<1>(kt, dq4, q8 + size_t(r) * dq4, bias + r, coef + r, ks, dst + r * stride, stride, lanes);
-}
-#endif  // CACT_VEC_X86
-
-#if CACT_NEON_SDOT
-// The dot-product extension (FEAT_DotProd: Cortex-A55/A75 and later).
-bool has_sdot() { return cpu_features().dotprod; }
-
-// Scores of `R` query rows against one 16-row K tile with SDOT: each 16 bytes
-// of a 4-column group hold rows 4j..4j+3 (4 bytes each), stored as k ^ 0x80,
-// so one EOR gives the signed codes and SDOT against the broadcast query
-// dword sums 4 products per row: Σ k·q exactly, the VNNI sum less its bias.
-// Lanes [la, lb) of row r stored at dst + r·stride + lane.
-template <uint32_t R>
-__attribute__((target("arch=armv8.2-a+dotprod"))) void score_tile_sdot(const uint8_t* kt, uint32_t dq4,
-                                                                       const int8_t* q8, const float* coef,
-                                                                       const float* ks, float* dst, size_t stride,
-                                                                       uint32_t la, uint32_t lb) {
-  int32x4_t acc[R][4];
-  for (uint32_t r = 0; r < R; ++r) {
-    for (uint32_t j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
-  }
-  const int8x16_t flip = vdupq_n_s8(int8_t(-128));
-  for (uint32_t g = 0; g < dq4 / 4; ++g) {
-    int8x16_t k[4];
-    for (uint32_t j = 0; j < 4; ++j)
-      k[j] = veorq_s8(vld1q_s8(reinterpret_cast<const int8_t*>(kt) + g * 64 + 16 * j), flip);
-    for (uint32_t r = 0; r < R; ++r) {
-      int32_t qd;
-      std::memcpy(&qd, q8 + size_t(r) * dq4 + 4 * g, 4);
-      const int8x16_t qv = vreinterpretq_s8_s32(vdupq_n_s32(qd));
-      for (uint32_t j = 0; j < 4; ++j) acc[r][j] = vdotq_s32(acc[r][j], k[j], qv);
-    }
-  }
-  for (uint32_t r = 0; r < R; ++r) {
-    float sc[kTile];
-    for (uint32_t j = 0; j < 4; ++j) {  // (dot · k_scale) · coef, as the other paths
-      const float32x4_t dot = vcvtq_f32_s32(acc[r][j]);
-      vst1q_f32(sc + 4 * j, vmulq_n_f32(vmulq_f32(dot, vld1q_f32(ks + 4 * j)), coef[r]));
-    }
-    std::memcpy(dst + r * stride + la, sc + la, (lb - la) * sizeof(float));
-  }
-}
-
-// Rows in tiles of 6 (needle3's GQA group), then 4, 2, 1.
-void score_rows_sdot(uint32_t rows, const uint8_t* kt, uint32_t dq4, const int8_t* q8, const float* coef,
-                     const float* ks, float* dst, size_t stride, uint32_t la, uint32_t lb) {
-  uint32_t r = 0;
-  for (; r + 6 <= rows; r += 6)
-    score_tile_sdot<6>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
-  for (; r + 4 <= rows; r += 4)
-    score_tile_sdot<4>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
-  for (; r + 2 <= rows; r += 2)
-    score_tile_sdot<2>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
-  if (r < rows) score_tile_sdot<1>(kt, dq4, q8 + size_t(r) * dq4, coef + r, ks, dst + r * stride, stride, la, lb);
-}
-#endif  // CACT_NEON_SDOT
-
-// Portable scores of `rows` query rows against one K tile (as score_tile_vnni):
-// 16 int32 lanes, each of the 4 bytes of a dword in turn.
-CACT_VEC_INLINE void score_tile_portable(const uint8_t* kt, uint32_t dq4, const int8_t* q8, uint32_t rows,
-                                         const int32_t* bias, const float* coef, const float* ks, float* dst,
-                                         size_t stride, uint32_t la, uint32_t lb) {
+// Portable scores of a tile (cact/float_kernels.h KvScoreTile): 16 int32
+// lanes, each of the 4 bytes of a dword in turn.
+CACT_VEC_INLINE void score_tile_portable(const kernels::KvScoreTile& t) {
   using U = VecOf<uint32_t, kTile>::type;
   using I = VecOf<int32_t, kTile>::type;
   using F = VecOf<float, kTile>::type;
   F ksv;
-  std::memcpy(&ksv, ks, sizeof ksv);
-  for (uint32_t r = 0; r < rows; ++r) {
-    const int8_t* q = q8 + size_t(r) * dq4;
+  std::memcpy(&ksv, t.ks, sizeof ksv);
+  for (uint32_t r = 0; r < t.rows; ++r) {
+    const int8_t* q = t.q8 + size_t(r) * t.dq4;
     I acc = {};
-    for (uint32_t g = 0; g < dq4 / 4; ++g) {
+    for (uint32_t g = 0; g < t.dq4 / 4; ++g) {
       U d;
-      std::memcpy(&d, kt + size_t(g) * 64, sizeof d);
+      std::memcpy(&d, t.kt + size_t(g) * 64, sizeof d);
       for (uint32_t b = 0; b < 4; ++b) acc += (I)((d >> (8 * b)) & 0xFFu) * int32_t(q[4 * g + b]);
     }
-    const F sc = __builtin_convertvector(acc - bias[r], F) * ksv * coef[r];
-    for (uint32_t l = la; l < lb; ++l) dst[r * stride + l] = sc[l];
+    const F sc = __builtin_convertvector(acc - t.bias[r], F) * ksv * t.coef[r];
+    for (uint32_t l = t.la; l < t.lb; ++l) t.dst[r * t.stride + l] = sc[l];
   }
 }
 
-template <uint32_t Bytes>
-CACT_VEC_INLINE void score_tile(const uint8_t* kt, uint32_t dq4, const int8_t* q8, uint32_t rows, const int32_t* bias,
-                                const float* coef, const float* ks, float* dst, size_t stride, uint32_t la,
-                                uint32_t lb) {
-#if CACT_VEC_X86
-  if constexpr (Bytes == 64) {
-    if (cpu().vnni && !portable_scores.load(std::memory_order_relaxed)) {
-      const auto lanes = __mmask16((0xFFFFu >> (16 - lb)) & (0xFFFFu << la));
-      score_rows_vnni(rows, kt, dq4, q8, bias, coef, ks, dst, stride, lanes);
-      return;
-    }
-  }
-#elif CACT_NEON_SDOT
-  if (has_sdot() && !portable_scores.load(std::memory_order_relaxed)) {
-    score_rows_sdot(rows, kt, dq4, q8, coef, ks, dst, stride, la, lb);
-    return;
-  }
-#endif
-  score_tile_portable(kt, dq4, q8, rows, bias, coef, ks, dst, stride, la, lb);
+// The dot-product table's scores where there is one (exact integer dots: the
+// same bits).
+CACT_VEC_INLINE void score_tile(const kernels::KvInt8Kernels& kv, const kernels::KvScoreTile& t) {
+  if (kv.scores != nullptr && !portable_scores.load(std::memory_order_relaxed)) return kv.scores(t);
+  score_tile_portable(t);
 }
 
 // softmax<float> of ops.cpp (the same operations on each lane, so the same
@@ -446,6 +264,7 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
   float* const scores = s.scores.data() + kMargin;
 
   // 2. Scores, a tile of K rows at a time.
+  const kernels::KvInt8Kernels& kv = kernels::kv_int8_kernels();
   for (uint32_t si = 0; si < p.nsegments; ++si) {
     const Int8Segment& seg = p.segments[si];
     const uint32_t end = seg.row + seg.count;
@@ -460,8 +279,8 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
         const uint32_t la = lo + (vis[j].a - p0), lb = la + (vis[j].b - vis[j].a);
         // Lane l of row r goes to own index own + (l − la) (la <= 15 < kMargin).
         float* dst = s.scores.data() + (kMargin - la + size_t(t) * heads * stride + own);
-        score_tile<Bytes>(kt, dq4, s.q8.data() + size_t(t) * heads * dq4, heads, s.bias.data() + t * heads,
-                          s.coef.data() + t * heads, p.ks + tile0, dst, stride, la, lb);
+        score_tile(kv, {heads, kt, dq4, s.q8.data() + size_t(t) * heads * dq4, s.bias.data() + t * heads,
+                        s.coef.data() + t * heads, p.ks + tile0, dst, stride, la, lb});
       }
     }
   }
@@ -510,16 +329,12 @@ CACT_VEC_DISPATCH(softmax_one, SoftmaxRow)
 }  // namespace
 
 float int8_scale(const float* x, uint32_t n) {
-#if CACT_VEC_X86
-  if (cpu().bw) return scale_avx512(x, n);
-#endif
+  if (const auto wide = kernels::kv_int8_kernels().scale) return wide(x, n);
   return int8_scale_portable(x, n);
 }
 
 void int8_codes(const float* x, uint32_t n, float scale, int8_t* q) {
-#if CACT_VEC_X86
-  if (cpu().bw) return codes_avx512(x, n, scale, q);
-#endif
+  if (const auto wide = kernels::kv_int8_kernels().codes) return wide(x, n, scale, q);
   int8_codes_portable(x, n, scale, q);
 }
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "engine/kv_cache.h"
-#include "engine/vec.h"
+#include "engine/vmath.h"
 
 namespace cact::engine::detail {
 

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "cact/error.h"
-#include "engine/vec.h"
 #include "engine/vmath.h"
 
 namespace cact::engine {

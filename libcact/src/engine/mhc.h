@@ -8,7 +8,7 @@
 // double). Otherwise (reference numerics) every sum is a double.
 #include <cstdint>
 
-#include "engine/vec.h"
+#include "engine/vmath.h"
 #include "engine/weights.h"
 
 namespace cact::engine {

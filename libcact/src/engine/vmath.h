@@ -1,34 +1,26 @@
 #pragma once
-// Branch-free float math for the engine's per-token loops, written so that GCC
-// vectorises the loops that call it (SSE2/AVX2 on x86-64, NEON on aarch64).
+// The vocabulary of the engine's per-token loops: cact/vec.h's multi-width
+// building blocks (kept with the other vectorised code under kernels/), and
+// branch-free float math, written so that GCC vectorises the loops that call it
+// (SSE2/AVX2 on x86-64, NEON on aarch64).
 //
 // Every function here is plain IEEE float arithmetic (no FMA, no library call,
 // no data-dependent branch), so a loop gives the same bits whichever ISA clone
-// of it runs: every width of in_widest (vec.h) agrees bit for bit (only the
+// of it runs: every width of in_widest (cact/vec.h) agrees bit for bit (only the
 // lane width differs, never the per-element operations).
 #include <bit>
 #include <cstdint>
 #include <type_traits>
 
-#include "engine/vec.h"
+#include "cact/vec.h"
 
-// Hot loops run through in_widest (vec.h: AVX-512F, AVX2 and the baseline on
+// Hot loops run through in_widest (cact/vec.h: AVX-512F, AVX2 and the baseline on
 // x86-64 GCC; the engine is built with -ffp-contract=off, so no width
 // contracts a multiply-add).
 
 namespace cact::engine {
 
-// a in every lane of the vector type V, or a itself if V is its scalar type,
-// for fused_madd's operands (a − 0 is a for every a, -0 included, so the
-// subtraction folds away, unlike Lanes::splat's 0 + a, which turns -0 into +0).
-template <typename V, typename T>
-CACT_VEC_INLINE V broadcast(T a) {
-  if constexpr (std::is_same_v<V, T>) {
-    return a;
-  } else {
-    return a - V{};
-  }
-}
+using namespace vec;  // NOLINT(google-build-using-namespace): the loops' vocabulary
 
 // c ? a : b by bit masks. A plain ?: before float arithmetic lets GCC thread the
 // constant arm into a branch, and with -ftrapping-math (the default) it will not

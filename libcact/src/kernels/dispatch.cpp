@@ -1,9 +1,11 @@
-// The one place that chooses a kernel table: the tables this build has
-// (CACT_HAVE_* from libcact/kernels.cmake) that cpu_features() allows, best
-// last. Compiled with the baseline flags only: it must run anywhere, so it
+// The one place that chooses the vectorised code: the CQ kernel tables this
+// build has (CACT_HAVE_* from libcact/kernels.cmake) that cpu_features()
+// allows, best last; the engine's float width (vec_isa) and the tables of its
+// intrinsic routines (cact/float_kernels.h). Compiled with the baseline flags only: it must run anywhere, so it
 // only reads the features and takes the addresses of the constant-initialised
 // tables of the ISA-flagged files. Rules: docs/KERNELS.md "Dispatch".
 #include "base/cpu_features.h"
+#include "cact/float_kernels.h"
 #include "cact/kernels.h"
 #include "kernels/simd_common.h"
 
@@ -32,6 +34,18 @@ extern const KernelTable kNeonKernels;
 #endif
 #if defined(__aarch64__) && defined(CACT_HAVE_NEON_DOTPROD)
 extern const KernelTable kNeonDotprodKernels;
+#endif
+#if defined(__x86_64__) && defined(CACT_HAVE_FLOAT_AVX2)
+extern const FloatMlpKernels kFloatMlpAvx2;
+#endif
+#if defined(__x86_64__) && defined(CACT_HAVE_FLOAT_AVX512)
+extern const FloatMlpKernels kFloatMlpAvx512;
+#endif
+#if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX512VNNI)
+extern const KvInt8Kernels kKvInt8Avx512Vnni;
+#endif
+#if defined(__aarch64__) && defined(CACT_HAVE_KV_DOTPROD)
+extern const KvInt8Kernels kKvInt8Dotprod;
 #endif
 
 const int8_t* activation_q(const QuantizedActivations& a) { return a.q.data(); }
@@ -101,4 +115,58 @@ const KernelTable& best_kernels() {
   return *chosen;
 }
 
+const FloatMlpKernels* float_mlp_kernels(vec::VecIsa width) {
+  if (width > vec::vec_isa()) return nullptr;
+#if defined(__x86_64__) && defined(CACT_HAVE_FLOAT_AVX512)
+  if (width == vec::VecIsa::avx512) return &kFloatMlpAvx512;
+#endif
+#if defined(__x86_64__) && defined(CACT_HAVE_FLOAT_AVX2)
+  if (width == vec::VecIsa::avx2) return &kFloatMlpAvx2;
+#endif
+  return nullptr;
+}
+
+const KvInt8Kernels& kv_int8_kernels() {
+  static const KvInt8Kernels chosen = [] {
+    [[maybe_unused]] const CpuFeatures& f = cpu_features();
+#if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX512VNNI)
+    if (vec::vec_isa() == vec::VecIsa::avx512 && f.avx512bw && f.avx512vl && f.avx512vnni) return kKvInt8Avx512Vnni;
+#endif
+#if defined(__aarch64__) && defined(CACT_HAVE_KV_DOTPROD)
+    if (f.dotprod) return kKvInt8Dotprod;
+#endif
+    return KvInt8Kernels{nullptr, nullptr, nullptr};
+  }();
+  return chosen;
+}
+
 }  // namespace cact::kernels
+
+namespace cact::vec {
+
+VecIsa vec_isa() {
+  static const VecIsa isa = [] {
+    // The wide builds fuse multiply-adds (fused_madd) and convert FP16 with
+    // F16C: they need FMA3 and F16C too.
+    const CpuFeatures& f = cpu_features();
+    if (!f.fma || !f.f16c) return VecIsa::base;
+    if (f.avx512f) return VecIsa::avx512;
+    if (f.avx2) return VecIsa::avx2;
+    return VecIsa::base;
+  }();
+  return isa;
+}
+
+const char* vec_isa_name(VecIsa isa) {
+  switch (isa) {
+    case VecIsa::avx512:
+      return "avx512";
+    case VecIsa::avx2:
+      return "avx2";
+    case VecIsa::base:
+      break;
+  }
+  return "base";
+}
+
+}  // namespace cact::vec

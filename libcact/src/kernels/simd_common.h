@@ -155,6 +155,23 @@ inline bool simd_matmul_ok(const codec::CqMatrix& w, const Int8Codebook& cb, con
   return ok;
 }
 
+// Calls run(U{}) with U the unpacker of `bits_per_index` (1..4) among an
+// architecture's Unpack1..Unpack4: each width is a separate instantiation of
+// the tiles, so the index width is a compile-time constant in the inner loops.
+template <class Unpack1, class Unpack2, class Unpack3, class Unpack4, class Run>
+inline void with_unpacker(uint32_t bits_per_index, const Run& run) {
+  switch (bits_per_index) {
+    case 1:
+      return run(Unpack1{});
+    case 2:
+      return run(Unpack2{});
+    case 3:
+      return run(Unpack3{});
+    default:
+      return run(Unpack4{});
+  }
+}
+
 // Row stride of the transposed activation scales: room for reading 8 lanes
 // from any vector index below `count`.
 inline size_t scale_stride(uint32_t count) { return ((size_t(count) + 7) & ~size_t(7)) + 8; }

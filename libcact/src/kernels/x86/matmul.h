@@ -152,20 +152,9 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   job.cb_scale = cb.scale;
   job.y = y;
   job.y_stride = y_stride;
-  switch (bits_per_index) {
-    case 1:
-      cq_matmul_width<kDot, Unpack1>(job, table, row_begin, row_end, a.count);
-      break;
-    case 2:
-      cq_matmul_width<kDot, Unpack2>(job, table, row_begin, row_end, a.count);
-      break;
-    case 3:
-      cq_matmul_width<kDot, Unpack3>(job, table, row_begin, row_end, a.count);
-      break;
-    default:
-      cq_matmul_width<kDot, Unpack4>(job, table, row_begin, row_end, a.count);
-      break;
-  }
+  with_unpacker<Unpack1, Unpack2, Unpack3, Unpack4>(bits_per_index, [&](auto unpack) {
+    cq_matmul_width<kDot, decltype(unpack)>(job, table, row_begin, row_end, a.count);
+  });
 }
 
 template <Dot kDot>

@@ -1,5 +1,6 @@
 #pragma once
-// Float building blocks of the per-token work, written so that every element
+// Toolkit tier (docs/API.md): the multi-width float building blocks the
+// engine's per-token loops are written with. Every element
 // gets the same sequence of IEEE operations whatever the vector width:
 // vectorised across independent outputs, never across a sum, no implicit FMA
 // contraction (the engine is built with -ffp-contract=off), no reassociation.
@@ -10,6 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+
+#include "cact/half.h"
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 // x86-64: a few hot routines are compiled once per vector width (explicit
 // target attributes, chosen at run time by vec_isa()); elsewhere one build.
@@ -32,17 +39,14 @@
 #define CACT_VEC_LOOP_WIDTHS 0
 #endif
 
-namespace cact::engine {
+namespace cact::vec {
 
 // Vector widths of the explicitly dispatched routines: 16-byte vectors
 // (baseline x86-64, NEON), 32 (AVX2), 64 (AVX-512F).
 enum class VecIsa : uint8_t { base = 16, avx2 = 32, avx512 = 64 };
-// The widest this CPU runs under CACT_ISA (base off x86-64).
+// The widest this CPU runs under CACT_ISA (base off x86-64): chosen in
+// kernels/dispatch.cpp with the kernel tables.
 VecIsa vec_isa();
-// What a new Session uses: vec_isa(), or narrower after cap_session_vec_isa
-// (tests compare the widths end to end; the bits must not change).
-VecIsa engine_vec_isa();
-void cap_session_vec_isa(VecIsa cap);
 const char* vec_isa_name(VecIsa isa);
 
 // GCC vector extension: L lanes of T.
@@ -83,6 +87,25 @@ struct Lanes<T, 1> {
   CACT_VEC_INLINE static V splat(T x) { return x; }
 };
 
+// L FP16 values at p as L lanes of T, exactly converted (fcvtl on aarch64,
+// half_to_float elsewhere). The wide x86 float builds read their FP16 weights
+// with F16C in cact/float_kernels.h's tables instead (an F16C intrinsic cannot
+// be inlined into a body without that target).
+template <typename T, uint32_t L>
+CACT_VEC_INLINE typename Lanes<T, L>::V load_halves(const uint16_t* p) {
+  if constexpr (L == 1) {
+    return T(half_to_float(*p));
+  } else {
+    float f[L];
+#if defined(__aarch64__)
+    for (uint32_t i = 0; i < L; i += 4) vst1q_f32(f + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + i))));
+#else
+    for (uint32_t i = 0; i < L; ++i) f[i] = half_to_float(p[i]);
+#endif
+    return Lanes<T, L>::load(f);
+  }
+}
+
 // acc + a·x with one rounding, lane by lane, the same bits in every width:
 // the FMA instructions of the AVX2 and AVX-512 builds and of NEON, and fmaf
 // (correctly rounded; a library call) in the x86-64 baseline, which has no FMA
@@ -103,6 +126,18 @@ CACT_VEC_INLINE V fused_madd(const V& a, const V& x, const V& acc) {
     V r;
     for (size_t i = 0; i < sizeof(V) / sizeof(float); ++i) r[i] = __builtin_fmaf(a[i], x[i], acc[i]);
     return r;
+  }
+}
+
+// a in every lane of the vector type V, or a itself if V is its scalar type,
+// for fused_madd's operands (a − 0 is a for every a, -0 included, so the
+// subtraction folds away, unlike Lanes::splat's 0 + a, which turns -0 into +0).
+template <typename V, typename T>
+CACT_VEC_INLINE V broadcast(T a) {
+  if constexpr (std::is_same_v<V, T>) {
+    return a;
+  } else {
+    return a - V{};
   }
 }
 
@@ -176,11 +211,11 @@ CACT_VEC_INLINE auto in_widest(A... a) {
     }                                                                      \
   }                                                                        \
   template <typename Acc>                                                  \
-  void name(VecIsa isa, const Args& a) {                                   \
-    const VecIsa cpu = vec_isa();                                          \
+  void name(::cact::vec::VecIsa isa, const Args& a) {                      \
+    const ::cact::vec::VecIsa cpu = ::cact::vec::vec_isa();                \
     if (isa > cpu) isa = cpu;                                              \
-    if (isa == VecIsa::avx512) return name##_avx512<Acc>(a);               \
-    if (isa == VecIsa::avx2) return name##_avx2<Acc>(a);                   \
+    if (isa == ::cact::vec::VecIsa::avx512) return name##_avx512<Acc>(a);  \
+    if (isa == ::cact::vec::VecIsa::avx2) return name##_avx2<Acc>(a);      \
     name##_base<Acc>(a);                                                   \
   }
 #else
@@ -194,9 +229,9 @@ CACT_VEC_INLINE auto in_widest(A... a) {
     name##_base<Acc>(a);                              \
   }                                                   \
   template <typename Acc>                             \
-  void name(VecIsa, const Args& a) {                  \
+  void name(::cact::vec::VecIsa, const Args& a) {     \
     name##_base<Acc>(a);                              \
   }
 #endif
 
-}  // namespace cact::engine
+}  // namespace cact::vec
