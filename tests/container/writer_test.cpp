@@ -83,3 +83,19 @@ TEST_CASE("writer refuses to overwrite its input and leaves the input untouched"
                     doctest::Contains("output path is the input file"));
   CHECK(test::slurp(dir / "in.cact") == before);
 }
+
+TEST_CASE("archive stream: the directory first, then the blobs as given, each of its record's size") {
+  const Model source = Model::open(test::models_dir() / "license-tiny.cact");
+  std::vector<uint8_t> out;
+  ArchiveStream stream([&](std::span<const uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); }, source.header(),
+                       source.codebooks(), std::vector<Record>(source.records().begin(), source.records().end()));
+  CHECK(out.size() == kHeaderBytes + source.codebooks().size() * 4 + source.records().size() * kRecordBytes);
+  CHECK(stream.file_bytes() == source.bytes().size());
+  const std::string none_given = "0 of " + std::to_string(source.records().size()) + " blobs given";
+  CHECK_THROWS_WITH(stream.finish(), doctest::Contains(none_given.c_str()));
+  CHECK_THROWS_WITH(stream.add(source.blob(1)), doctest::Contains("blob 0 has"));
+  for (size_t i = 0; i < source.records().size(); ++i) stream.add(source.blob(i));
+  stream.finish();
+  CHECK(std::equal(out.begin(), out.end(), source.bytes().begin(), source.bytes().end()));
+  CHECK_THROWS_WITH(stream.add(source.blob(0)), doctest::Contains("past the last"));
+}

@@ -2,6 +2,7 @@
 // per refusal, each checking its message.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -415,4 +416,41 @@ TEST_CASE("checkpoint: the output file is written atomically and never over an i
   const BuildResult r = build_archive(ckpt, g, tiny_tokenizer(), dir / "out.cact", {}, inputs);
   CHECK(r.file_bytes == std::filesystem::file_size(dir / "out.cact"));
   CHECK(Model::open(dir / "out.cact").records().size() == r.canon->size());
+}
+
+TEST_CASE("checkpoint: the streamed build writes the in-memory bytes, and a failure leaves nothing") {
+  const Header g = tiny_geometry();
+  const Canon canon = tiny_canon(g, {{HeadKind::confidence, 4, 2, 1}});
+  const auto dir = scratch_dir("ckpt-stream");
+  auto tensors = random_checkpoint(canon, 21);
+  write_bytes(dir / "c.safetensors", safetensors::serialize(tensors));
+  // Mapped, so the build drops each tensor's pages behind it; a second build
+  // reads them from the file again.
+  const auto ckpt = safetensors::File::open(dir / "c.safetensors");
+  const BuildResult r = build_archive(ckpt, g, tiny_tokenizer(), dir / "out.cact", {});
+  const auto bytes = build_archive_bytes(ckpt, g, tiny_tokenizer(), {});
+  CHECK(read_bytes(dir / "out.cact") == bytes);
+  CHECK(r.file_bytes == bytes.size());
+
+  // A value problem in the last tensor is found after the rest was written:
+  // the target keeps its old bytes and no temporary is left.
+  std::string last;
+  for (size_t i = 0; i < canon.size(); ++i) {
+    if (canon[i].dtype == Dtype::CQ) last = canon[i].name;
+  }
+  const auto it = std::find_if(tensors.begin(), tensors.end(), [&](const auto& t) { return t.spec.name == last; });
+  REQUIRE(it != tensors.end());
+  const std::vector<uint64_t> shape = it->spec.shape;
+  std::vector<float> v = floats_of(*it);
+  v.back() = std::numeric_limits<float>::quiet_NaN();
+  set_tensor(tensors, safetensors::f32_tensor(last, shape, v));
+  write_bytes(dir / "bad.safetensors", safetensors::serialize(tensors));
+  const auto bad = safetensors::File::open(dir / "bad.safetensors");
+  CHECK(error_of([&] {
+          build_archive(bad, g, tiny_tokenizer(), dir / "out.cact", {});
+        }).find("tensor " + last + ": element") != std::string::npos);
+  CHECK(read_bytes(dir / "out.cact") == bytes);
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    CHECK_MESSAGE(e.path().filename().string().find(".tmp-") == std::string::npos, e.path());
+  }
 }

@@ -140,6 +140,22 @@ TEST_CASE("quantize: error statistics") {
   CHECK(one.error == many.error);
 }
 
+TEST_CASE("quantize: the row-at-a-time CQ error equals the error of the whole dequantised matrix") {
+  for (uint32_t in : {128u, 200u}) {
+    const auto w = random_matrix(41, in, in);
+    const auto cb = codebook(2);
+    const QuantizeResult q = quantize_matrix_mt(w.data(), 41, in, 2, cb, 1);
+    const codec::CqMatrix m = codec::view_matrix(q.blob, 41, in, 2);
+    const ErrorStats whole = measure_error(w, dequantize_matrix_mt(m, cb, 1), in, 1);
+    for (unsigned threads : {1u, 3u}) {
+      const ErrorStats rows = measure_cq_error(w, m, cb, threads);
+      CHECK(rows.signal == whole.signal);
+      CHECK(rows.error == whole.error);
+      CHECK(rows.count == whole.count);
+    }
+  }
+}
+
 TEST_CASE("quantize: parallel_for covers every index once and rethrows") {
   std::vector<int> hits(1000, 0);
   parallel_for(hits.size(), 4, [&](size_t b, size_t e) {

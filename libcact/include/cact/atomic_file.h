@@ -28,6 +28,9 @@ class AtomicFile {
   void write(std::span<const uint8_t> bytes);
   void write_zeros(uint64_t count);
   uint64_t written() const { return written_; }  // bytes accepted so far
+  // The temporary, complete once finish() returned: a writer may read back
+  // and check what it wrote before commit().
+  const std::filesystem::path& temporary() const { return temp_; }
   static constexpr size_t kChunk = size_t(2) << 20;
   // Flush, fsync and close the temporary (the target is not touched yet).
   // Idempotent; commit() calls it. Throws cact::Error on failure.

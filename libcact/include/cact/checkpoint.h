@@ -110,7 +110,10 @@ struct BuildResult {
 std::vector<uint8_t> build_archive_bytes(const safetensors::File& checkpoint, const Header& geometry,
                                          const TokenizerBlob& tokenizer, const BuildOptions& options,
                                          BuildResult* result = nullptr);
-// The same, written atomically to `out` (refusing an `inputs` path).
+// The same bytes, written to `out` as they are made, one tensor at a time,
+// through AtomicFile (refusing an `inputs` path): the checkpoint's pages are
+// dropped behind each chunk read, so memory follows the largest tensor, not
+// the file. The finished temporary passes check_archive before the rename.
 BuildResult build_archive(const safetensors::File& checkpoint, const Header& geometry, const TokenizerBlob& tokenizer,
                           const std::filesystem::path& out, const BuildOptions& options,
                           std::span<const std::filesystem::path> inputs = {});

@@ -27,6 +27,11 @@ class MappedFile {
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }
+  // Drops the resident pages that lie wholly inside `part` (a range of
+  // bytes()); a later read faults them in from the file again. A reader that
+  // passes over a large file once calls it behind itself, so that what it
+  // has read does not stay in its resident set.
+  void drop_pages(std::span<const uint8_t> part) const noexcept;
 
  private:
   void release() noexcept;

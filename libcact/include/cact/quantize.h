@@ -64,6 +64,11 @@ struct ErrorStats {
 // elements are summed in double, then the rows in order, over `threads`.
 ErrorStats measure_error(std::span<const float> reference, std::span<const float> approximation, size_t row_length,
                          unsigned threads);
+// The same for a CQ matrix against its [out, in] reference, one row
+// dequantised at a time (no copy of the whole matrix's values); equal to
+// measure_error of dequantize_matrix_mt's values with row_length `in`.
+ErrorStats measure_cq_error(std::span<const float> reference, const codec::CqMatrix& m, std::span<const float> codebook,
+                            unsigned threads);
 
 // One line of an error report.
 struct TensorReport {

@@ -44,11 +44,12 @@ struct RequantizeOptions {
   ProgressFn progress;
 };
 
-// Writes the re-encoded archive (atomic, checked) and returns the report:
-// per tensor its kind before/after, bits per weight and, for re-encoded
-// tensors, the error of the new values against the source's dequantised ones
-// (unchanged tensors are marked copied). Throws, naming the tensors, when a
-// width changes without allow_requantize.
+// Writes the re-encoded archive (atomic, streamed one tensor at a time,
+// checked before the rename) and returns the report: per tensor its kind
+// before/after, bits per weight and, for re-encoded tensors, the error of the
+// new values against the source's dequantised ones (unchanged tensors are
+// marked copied). Throws, naming the tensors, when a width changes without
+// allow_requantize.
 Report requantize_archive(const Model& model, const RequantizePlan& plan, const std::filesystem::path& out,
                           const RequantizeOptions& options, std::span<const std::filesystem::path> inputs = {});
 

@@ -61,6 +61,9 @@ class File {
   const std::vector<TensorView>& tensors() const { return tensors_; }  // header order
   const TensorView* find(std::string_view name) const;                 // or nullptr
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // Once a tensor is consumed: drops its pages of the mapped file
+  // (MappedFile::drop_pages); nothing for from_bytes. Its data stays readable.
+  void drop_pages(const TensorView& tensor) const;
 
  private:
   File() = default;

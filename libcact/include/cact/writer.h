@@ -4,6 +4,7 @@
 // so a failure never leaves a half-written output or touches an input.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -22,5 +23,27 @@ void write_archive(const std::filesystem::path& path, Header header, std::span<c
                    std::span<const TensorData> tensors, std::span<const std::filesystem::path> inputs = {});
 std::vector<uint8_t> archive_bytes(Header header, std::span<const float> codebooks,
                                    std::span<const TensorData> tensors);
+
+// The same layout for blobs made one at a time (cact-build checkpoint,
+// cact-quant requantize), so that no more than one is held: the directory
+// goes out first, so every record carries its blob's nbytes up front (offsets
+// are set here). Bytes go to `sink` in file order.
+class ArchiveStream {
+ public:
+  using Sink = std::function<void(std::span<const uint8_t>)>;
+  ArchiveStream(Sink sink, Header header, std::span<const float> codebooks, std::vector<Record> records);
+  // The next blob in directory order; throws cact::Error when its size is not
+  // its record's nbytes or every blob was already given.
+  void add(std::span<const uint8_t> blob);
+  // Throws cact::Error unless every blob was given.
+  void finish() const;
+  uint64_t file_bytes() const { return file_bytes_; }  // the whole archive, known up front
+
+ private:
+  Sink sink_;
+  std::vector<Record> records_;
+  size_t next_ = 0;
+  uint64_t position_ = 0, file_bytes_ = 0;
+};
 
 }  // namespace cact

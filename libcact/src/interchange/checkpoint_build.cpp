@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_set>
@@ -13,6 +14,7 @@
 #include "cact/model.h"
 #include "cact/validate.h"
 #include "cact/writer.h"
+#include "interchange/built_check.h"
 
 namespace cact {
 
@@ -220,22 +222,33 @@ std::vector<std::string> check_checkpoint(const safetensors::File& ckpt, const C
   return problems;
 }
 
-std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const Header& geometry,
-                                         const TokenizerBlob& tokenizer, const BuildOptions& options,
-                                         BuildResult* result) {
-  BuildResult local;
-  BuildResult& res = result ? *result : local;
-  res = BuildResult{};
-  const unsigned threads = resolve_threads(options.threads);
+namespace {
 
+// What is decided before any tensor is converted: every check that needs no
+// value, the header, and each blob's size (ArchiveStream writes the directory
+// first).
+struct BuildPlan {
+  Header header;
+  std::optional<Canon> canon;
+  std::vector<float> stored;  // the 28 codebook values
+  std::vector<Record> records;
+  std::vector<float> manifest_codes;  // for a heads.manifest the checkpoint lacks
+  uint64_t total = 0;                 // weights to convert, for progress
+};
+
+BuildPlan plan_build(const safetensors::File& ckpt, const Header& geometry, const TokenizerBlob& tokenizer,
+                     const BuildOptions& options, BuildResult& res) {
+  res = BuildResult{};
+  BuildPlan plan;
   // Geometry first (the canon is only defined for a sane one), then the canon,
   // the header and the checkpoint's names/shapes/dtypes.
-  Header header = geometry;
+  Header& header = plan.header;
+  header = geometry;
   header.tag = kTagNeedle3;
   header.codebook_len = uint32_t(codec::kStoredCodebookLen);
   header.num_tensors = 1;  // any valid count: the geometry rules do not depend on it
   if (const auto p = check_header(header); !p.empty()) fail("geometry: " + p.front());
-  const Canon canon = checkpoint_canon(ckpt, geometry);
+  const Canon& canon = plan.canon.emplace(checkpoint_canon(ckpt, geometry));
   header.num_tensors = uint32_t(canon.size());
   if (const auto p = check_header(header); !p.empty()) fail("geometry: " + p.front());
   const auto problems = check_checkpoint(ckpt, canon);
@@ -259,92 +272,167 @@ std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const He
   }
   res.tokenizer_pieces = uint32_t(tok.pieces.size());
 
-  std::vector<float> stored;
   if (options.codebooks) {
-    stored = *options.codebooks;
-    if (stored.size() != codec::kStoredCodebookLen)
-      fail("codebooks: " + std::to_string(stored.size()) + " values, expected 28");
-    if (const auto p = check_codebooks(stored); !p.empty()) fail(p.front());
+    plan.stored = *options.codebooks;
+    if (plan.stored.size() != codec::kStoredCodebookLen)
+      fail("codebooks: " + std::to_string(plan.stored.size()) + " values, expected 28");
+    if (const auto p = check_codebooks(plan.stored); !p.empty()) fail(p.front());
   } else {
     const auto standard = codec::standard_codebooks();
-    stored.assign(standard.begin(), standard.end());
+    plan.stored.assign(standard.begin(), standard.end());
   }
-  uint64_t total = 0, done = 0;
-  for (size_t i = 0; i + 1 < canon.size(); ++i) {
-    const auto* t = ckpt.find(canon[i].name);
-    total += t ? t->elements() : canon[i].shape[0];  // the generated manifest is [h]
-  }
-
-  std::vector<std::vector<uint8_t>> blobs(canon.size());
-  std::vector<TensorData> tensors(canon.size());
-  const std::vector<float> manifest_codes = [&] {
-    std::vector<float> codes;
-    for (const auto& h : canon.heads()) codes.push_back(float(uint32_t(h.kind)));
-    return codes;
-  }();
+  for (const auto& h : canon.heads()) plan.manifest_codes.push_back(float(uint32_t(h.kind)));
+  plan.records.resize(canon.size());
   for (size_t i = 0; i < canon.size(); ++i) {
     const TensorSpec& s = canon[i];
-    Record& rec = tensors[i].record;
+    Record& rec = plan.records[i];
     rec.dtype = s.dtype;
     rec.ndim = s.ndim;
     rec.shape = s.shape;
     if (s.dtype == Dtype::RAW) {
-      blobs[i] = tokenizer.bytes;
       rec.ndim = 0;
-      tensors[i].bytes = blobs[i];
+      rec.nbytes = tokenizer.bytes.size();
       continue;
     }
-    if (options.progress) options.progress({done, total, s.name});
-    const auto* view = ckpt.find(s.name);
+    if (s.dtype == Dtype::CQ) {
+      rec.bits = options.widths.bits_for(s.name);
+      rec.group = codec::kGroup;
+    }
+    rec.nbytes = implied_nbytes(rec);
+    const auto* t = ckpt.find(s.name);
+    plan.total += t ? t->elements() : s.shape[0];  // the generated manifest is [h]
+  }
+  return plan;
+}
+
+// Elements converted at a time (4 MiB of floats): the input pages behind a
+// chunk are dropped, so an FP16 tensor of any size holds only its blob.
+constexpr uint64_t kChunkElements = uint64_t(1) << 20;
+
+// `use(first, values)` for consecutive chunks of a tensor as floats, each
+// chunk's pages of the mapped checkpoint dropped once it is converted.
+void for_each_chunk(const safetensors::File& ckpt, const safetensors::TensorView& t,
+                    const std::function<void(uint64_t first, std::span<const float> values)>& use) {
+  const uint64_t n = t.elements();
+  const size_t size = safetensors::dtype_size(t.dtype);
+  safetensors::TensorView part{t.name, t.dtype, {0}, {}};
+  for (uint64_t first = 0; first < n; first += kChunkElements) {
+    part.shape[0] = std::min(kChunkElements, n - first);
+    part.data = t.data.subspan(first * size, part.shape[0] * size);
+    const std::vector<float> values = safetensors::to_float(part);
+    ckpt.drop_pages(part);
+    use(first, values);
+  }
+  ckpt.drop_pages(t);  // the pages chunks shared
+}
+
+std::vector<float> read_floats(const safetensors::File& ckpt, const safetensors::TensorView& t) {
+  std::vector<float> all;
+  all.reserve(t.elements());
+  for_each_chunk(ckpt, t, [&](uint64_t, std::span<const float> v) { all.insert(all.end(), v.begin(), v.end()); });
+  return all;
+}
+
+std::string not_finite_text(const std::string& who, const std::vector<uint64_t>& shape, uint64_t k, float v) {
+  return who + ": element " + element_text(shape, k) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
+         " (weights must be finite)";
+}
+
+// An FP16 blob, converted chunk by chunk. The first non-finite element is
+// reported before the first overflow, as for a tensor checked whole.
+std::vector<uint8_t> fp16_blob(const safetensors::File& ckpt, const safetensors::TensorView& t, const std::string& who,
+                               const std::vector<uint64_t>& shape) {
+  const uint64_t n = t.elements();
+  std::vector<uint8_t> blob(n * 2);
+  uint64_t not_finite = n, overflow = n;
+  float not_finite_value = 0.0f, overflow_value = 0.0f;
+  for_each_chunk(ckpt, t, [&](uint64_t first, std::span<const float> values) {
+    for (size_t k = 0; k < values.size(); ++k) {
+      const uint16_t h = float_to_half(values[k]);
+      if (!std::isfinite(values[k]) && not_finite == n) {
+        not_finite = first + k;
+        not_finite_value = values[k];
+      } else if (std::isfinite(values[k]) && (h & 0x7C00u) == 0x7C00u && overflow == n) {
+        overflow = first + k;
+        overflow_value = values[k];
+      }
+      std::memcpy(blob.data() + 2 * (first + k), &h, 2);
+    }
+  });
+  if (not_finite < n) fail(not_finite_text(who, shape, not_finite, not_finite_value));
+  if (overflow < n) {
+    fail(who + ": element " + element_text(shape, overflow) + " = " + value_text(overflow_value) +
+         " overflows FP16 (largest " + value_text(kHalfMax) + ")");
+  }
+  return blob;
+}
+
+// Converts every tensor in canon order into `out`, one at a time: only the
+// current tensor's blob (and its floats, but for FP16) is held, and the pages
+// of the mapped checkpoint are dropped behind each chunk.
+void convert_tensors(const safetensors::File& ckpt, const TokenizerBlob& tokenizer, const BuildOptions& options,
+                     const BuildPlan& plan, ArchiveStream& out, BuildResult& res) {
+  const unsigned threads = resolve_threads(options.threads);
+  const Canon& canon = *plan.canon;
+  const safetensors::TensorView generated{
+      kManifest,
+      safetensors::DType::F32,
+      {plan.manifest_codes.size()},
+      {reinterpret_cast<const uint8_t*>(plan.manifest_codes.data()), plan.manifest_codes.size() * 4}};
+  uint64_t done = 0;
+  for (size_t i = 0; i < canon.size(); ++i) {
+    const TensorSpec& s = canon[i];
+    const Record& rec = plan.records[i];
+    if (s.dtype == Dtype::RAW) {
+      out.add(tokenizer.bytes);
+      continue;
+    }
+    if (options.progress) options.progress({done, plan.total, s.name});
     // Only heads.manifest may be absent (check_checkpoint): its codes are the heads laid out.
-    const std::vector<float> values = view ? safetensors::to_float(*view) : manifest_codes;
+    const safetensors::TensorView* found = ckpt.find(s.name);
+    const safetensors::TensorView& view = found ? *found : generated;
+    const uint64_t n = view.elements();
     const std::vector<uint64_t> shape(s.shape.begin(), s.shape.begin() + s.ndim);
     const std::string who = ckpt.label() + ": tensor " + s.name;
-    for (size_t k = 0; k < values.size(); ++k) {
-      if (!std::isfinite(values[k])) {
-        fail(who + ": element " + element_text(shape, k) + " is " + (std::isnan(values[k]) ? "NaN" : "infinite") +
-             " (weights must be finite)");
+    // FP16 tensors are converted chunk by chunk (fp16_blob); the rest, and
+    // any tensor the report measures, are read whole.
+    std::vector<float> values;
+    if (s.dtype != Dtype::FP16 || options.report) values = read_floats(ckpt, view);
+    if (s.dtype != Dtype::FP16) {
+      for (size_t k = 0; k < values.size(); ++k) {
+        if (!std::isfinite(values[k])) fail(not_finite_text(who, shape, k, values[k]));
       }
     }
     TensorReport tr;
     tr.index = i;
     tr.name = s.name;
     tr.shape.assign(s.shape.begin(), s.shape.begin() + s.ndim);
-    tr.weights = values.size();
-    std::vector<float> stored_values;  // what the archive will hold, for the report
+    tr.weights = n;
+    std::vector<uint8_t> blob;
+    const size_t row_length = s.ndim == 2 ? s.shape[1] : n;  // of the report's error sums
     switch (s.dtype) {
       case Dtype::CQ: {
-        const uint32_t bits = options.widths.bits_for(s.name);
-        rec.bits = bits;
-        rec.group = codec::kGroup;
-        const std::vector<float> cb = codec::codebook_for(bits, stored);
+        const std::vector<float> cb = codec::codebook_for(rec.bits, plan.stored);
         QuantizeResult q;
         try {
-          q = quantize_matrix_mt(values.data(), s.shape[0], s.shape[1], bits, cb, threads);
+          q = quantize_matrix_mt(values.data(), s.shape[0], s.shape[1], rec.bits, cb, threads);
         } catch (const Error& e) {
           fail(who + ": " + e.what());
         }
         res.groups += q.groups;
         res.snapped_groups += q.snapped;
-        blobs[i] = std::move(q.blob);
+        blob = std::move(q.blob);
         if (options.report) {
-          stored_values = dequantize_matrix_mt(codec::view_matrix(blobs[i], s.shape[0], s.shape[1], bits), cb, threads);
+          tr.error = measure_cq_error(values, codec::view_matrix(blob, s.shape[0], s.shape[1], rec.bits), cb, threads);
         }
         break;
       }
       case Dtype::FP16: {
-        blobs[i].resize(values.size() * 2);
-        for (size_t k = 0; k < values.size(); ++k) {
-          const uint16_t h = float_to_half(values[k]);
-          if ((h & 0x7C00u) == 0x7C00u) {
-            fail(who + ": element " + element_text(shape, k) + " = " + value_text(values[k]) +
-                 " overflows FP16 (largest " + value_text(kHalfMax) + ")");
-          }
-          std::memcpy(blobs[i].data() + 2 * k, &h, 2);
-        }
+        blob = fp16_blob(ckpt, view, who, shape);
         if (options.report) {
-          stored_values.resize(values.size());
-          for (size_t k = 0; k < values.size(); ++k) stored_values[k] = load_half(blobs[i].data(), k);
+          std::vector<float> stored(n);
+          for (size_t k = 0; k < n; ++k) stored[k] = load_half(blob.data(), k);
+          tr.error = measure_error(values, stored, row_length, threads);
         }
         break;
       }
@@ -361,48 +449,68 @@ std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const He
             seen[size_t(v)] = true;
           }
         }
-        blobs[i].resize(values.size() * 4);
-        std::memcpy(blobs[i].data(), values.data(), blobs[i].size());
-        if (options.report) stored_values = values;
+        blob.resize(values.size() * 4);
+        std::memcpy(blob.data(), values.data(), blob.size());
+        if (options.report) tr.error = measure_error(values, values, row_length, threads);
         break;
       }
       case Dtype::RAW:
         break;
     }
-    tensors[i].bytes = blobs[i];
-    tr.bytes = blobs[i].size();
+    out.add(blob);
+    tr.bytes = blob.size();
     tr.kind = kind_name(rec);
     if (options.report) {
       tr.measured = true;
-      tr.error = measure_error(values, stored_values, s.ndim == 2 ? s.shape[1] : values.size(), threads);
       res.report.tensors.push_back(std::move(tr));
     }
     ++res.kinds[kind_name(rec)];
-    done += values.size();
+    done += n;
   }
   ++res.kinds["RAW"];
-  if (options.progress) options.progress({total, total, ""});
+  out.finish();
+  if (options.progress) options.progress({plan.total, plan.total, ""});
+}
 
-  std::vector<uint8_t> bytes = archive_bytes(header, stored, tensors);
-  const auto issues = check_archive(bytes);
-  if (!issues.empty()) fail("the built archive fails its own check: " + issues.front());
-  res.canon.emplace(canon);
-  res.header = header;
-  res.file_bytes = bytes.size();
-  res.report.file_bytes_after = bytes.size();
+constexpr const char* kBuilt = "the built archive";
+
+void finish_result(uint64_t file_bytes, const safetensors::File& ckpt, BuildPlan& plan, BuildResult& res) {
+  res.canon = std::move(plan.canon);
+  res.header = plan.header;
+  res.file_bytes = file_bytes;
+  res.report.file_bytes_after = file_bytes;
   res.report.reference = ckpt.label();
+}
+
+}  // namespace
+
+std::vector<uint8_t> build_archive_bytes(const safetensors::File& ckpt, const Header& geometry,
+                                         const TokenizerBlob& tokenizer, const BuildOptions& options,
+                                         BuildResult* result) {
+  BuildResult local;
+  BuildResult& res = result ? *result : local;
+  BuildPlan plan = plan_build(ckpt, geometry, tokenizer, options, res);
+  std::vector<uint8_t> bytes;
+  ArchiveStream stream([&](std::span<const uint8_t> b) { bytes.insert(bytes.end(), b.begin(), b.end()); }, plan.header,
+                       plan.stored, plan.records);
+  convert_tensors(ckpt, tokenizer, options, plan, stream, res);
+  check_built(bytes, kBuilt);
+  finish_result(bytes.size(), ckpt, plan, res);
   return bytes;
 }
 
 BuildResult build_archive(const safetensors::File& ckpt, const Header& geometry, const TokenizerBlob& tokenizer,
                           const std::filesystem::path& out, const BuildOptions& options,
                           std::span<const std::filesystem::path> inputs) {
-  BuildResult result;
-  const std::vector<uint8_t> bytes = build_archive_bytes(ckpt, geometry, tokenizer, options, &result);
+  BuildResult res;
+  BuildPlan plan = plan_build(ckpt, geometry, tokenizer, options, res);
   AtomicFile file(out, inputs);
-  file.write(bytes);
+  ArchiveStream stream([&](std::span<const uint8_t> b) { file.write(b); }, plan.header, plan.stored, plan.records);
+  convert_tensors(ckpt, tokenizer, options, plan, stream, res);
+  finish_checked(file, kBuilt);
+  finish_result(stream.file_bytes(), ckpt, plan, res);
   file.commit();
-  return result;
+  return res;
 }
 
 }  // namespace cact

@@ -175,6 +175,27 @@ double ErrorStats::snr_db() const {
   return 10.0 * std::log10(signal / error);
 }
 
+namespace {
+
+ErrorStats row_error(const float* reference, const float* approximation, size_t n) {
+  ErrorStats s;
+  for (size_t i = 0; i < n; ++i) {
+    const double x = reference[i], d = x - double(approximation[i]);
+    s.signal += x * x;
+    s.error += d * d;
+  }
+  s.count = n;
+  return s;
+}
+
+ErrorStats sum_rows(const std::vector<ErrorStats>& per_row) {
+  ErrorStats total;
+  for (const auto& s : per_row) total.add(s);
+  return total;
+}
+
+}  // namespace
+
 ErrorStats measure_error(std::span<const float> reference, std::span<const float> approximation, size_t row_length,
                          unsigned threads) {
   if (reference.size() != approximation.size()) {
@@ -186,20 +207,28 @@ ErrorStats measure_error(std::span<const float> reference, std::span<const float
   std::vector<ErrorStats> per_row(rows);
   parallel_for(rows, threads, [&](size_t begin, size_t end) {
     for (size_t r = begin; r < end; ++r) {
-      ErrorStats s;
       const size_t first = r * row_length, last = std::min(reference.size(), first + row_length);
-      for (size_t i = first; i < last; ++i) {
-        const double x = reference[i], d = x - double(approximation[i]);
-        s.signal += x * x;
-        s.error += d * d;
-      }
-      s.count = last - first;
-      per_row[r] = s;
+      per_row[r] = row_error(reference.data() + first, approximation.data() + first, last - first);
     }
   });
-  ErrorStats total;
-  for (const auto& s : per_row) total.add(s);
-  return total;
+  return sum_rows(per_row);
+}
+
+ErrorStats measure_cq_error(std::span<const float> reference, const codec::CqMatrix& m, std::span<const float> codebook,
+                            unsigned threads) {
+  if (reference.size() != size_t(m.out) * m.in) {
+    fail("measure_cq_error: " + std::to_string(reference.size()) + " reference values for a [" + std::to_string(m.out) +
+         ", " + std::to_string(m.in) + "] matrix");
+  }
+  std::vector<ErrorStats> per_row(m.out);
+  parallel_for(m.out, threads, [&](size_t begin, size_t end) {
+    std::vector<float> row(m.in);
+    for (size_t r = begin; r < end; ++r) {
+      codec::dequantize_row(m, uint32_t(r), codebook, row.data());
+      per_row[r] = row_error(reference.data() + r * m.in, row.data(), m.in);
+    }
+  });
+  return sum_rows(per_row);
 }
 
 }  // namespace cact

@@ -9,6 +9,7 @@
 #include "cact/model.h"
 #include "cact/width_map.h"
 #include "cact/writer.h"
+#include "interchange/built_check.h"
 
 namespace cact {
 
@@ -88,16 +89,24 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
   }
   Report report;
   report.reference = "the input's dequantised values";
-  std::vector<std::vector<uint8_t>> owned(n);
-  std::vector<TensorData> tensors(n);
+  // The directory goes first, so every re-encoded blob's size is computed up front.
+  std::vector<Record> records(model.records().begin(), model.records().end());
+  for (size_t i = 0; i < n; ++i) {
+    if (plan.from_bits[i] == plan.to_bits[i]) continue;
+    records[i].bits = plan.to_bits[i];
+    records[i].nbytes = implied_nbytes(records[i]);
+  }
+  const std::vector<float> codebooks(model.codebooks().begin(), model.codebooks().end());
+  AtomicFile file(out, inputs);
+  // One tensor at a time: only the current one's values and blob are held.
+  ArchiveStream stream([&](std::span<const uint8_t> b) { file.write(b); }, model.header(), codebooks, records);
   for (size_t i = 0; i < n; ++i) {
     Record r = model.record(i);
     TensorReport row = base_row(model, i);
     row.kind_before = row.kind;
     row.bytes_before = r.nbytes;
-    tensors[i].record = r;
-    tensors[i].bytes = model.blob(i);
     if (plan.from_bits[i] == plan.to_bits[i]) {
+      stream.add(model.blob(i));
       row.changed = false;
       if (r.dtype != Dtype::RAW) report.tensors.push_back(std::move(row));
       continue;
@@ -112,29 +121,22 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
     } catch (const Error& e) {
       fail(model.name(i) + ": " + e.what());
     }
-    owned[i] = std::move(q.blob);
+    stream.add(q.blob);
     r.bits = bits;
-    tensors[i].record = r;
-    tensors[i].bytes = owned[i];
-    const std::vector<float> now =
-        dequantize_matrix_mt(codec::view_matrix(owned[i], r.shape[0], r.shape[1], bits, r.group), cb, threads);
     row.kind = kind_name(r);
-    row.bytes = owned[i].size();
+    row.bytes = q.blob.size();
     row.measured = true;
-    row.error = measure_error(source, now, r.shape[1], threads);
+    row.error =
+        measure_cq_error(source, codec::view_matrix(q.blob, r.shape[0], r.shape[1], bits, r.group), cb, threads);
     report.tensors.push_back(std::move(row));
     done += model.record(i).elements();
   }
+  stream.finish();
   if (options.progress) options.progress({total, total, ""});
-  const std::vector<float> codebooks(model.codebooks().begin(), model.codebooks().end());
-  const std::vector<uint8_t> bytes = archive_bytes(model.header(), codebooks, tensors);
-  const auto issues = check_archive(bytes);
-  if (!issues.empty()) fail("the re-encoded archive fails its own check: " + issues.front());
-  AtomicFile file(out, inputs);
-  file.write(bytes);
+  finish_checked(file, "the re-encoded archive");
   file.commit();
   report.file_bytes_before = model.bytes().size();
-  report.file_bytes_after = bytes.size();
+  report.file_bytes_after = stream.file_bytes();
   return report;
 }
 

@@ -98,6 +98,10 @@ File File::from_bytes(std::span<const uint8_t> bytes, std::string label) {
   return f;
 }
 
+void File::drop_pages(const TensorView& tensor) const {
+  if (file_) file_->drop_pages(tensor.data);
+}
+
 const TensorView* File::find(std::string_view name) const {
   const auto it = index_.find(name);
   return it == index_.end() ? nullptr : &tensors_[it->second];
