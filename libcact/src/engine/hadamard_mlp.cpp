@@ -182,7 +182,10 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   Acc* acc = acc_of<Acc>(s);
   // The stages that read FP16 in the wide float builds (cact/float_kernels.h);
   // the portable code below otherwise.
-  const kernels::FloatMlpKernels* wide = kF32 ? kernels::float_mlp_kernels(VecIsa(Bytes)) : nullptr;
+  // A table always serves the wide float builds (the same flags build both:
+  // kernels.cmake), so their portable stages are not compiled (library size).
+  constexpr bool kWide = kF32 && Bytes >= 32;
+  const kernels::FloatMlpKernels* wide = kWide ? kernels::float_mlp_kernels(VecIsa(Bytes)) : nullptr;
 
   // cond = 1 + softmax(cond_vᵀ m) · cond_u. The 8 logits are sums over D: in
   // float they run as 8 interleaved partial sums (d mod 8, added in order at
@@ -190,7 +193,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   float logits[HadaScratch::kMaxBlock][8];
   for (uint32_t c = 0; c < nb; ++c) {
     const float* m = m_of(c);
-    if (wide != nullptr) {
+    if constexpr (kWide) {
       wide->cond_logits(m, lw.cond_v, D, logits[c]);
       softmax<Acc>(logits[c], 8);
       continue;
@@ -220,7 +223,7 @@ CACT_VEC_INLINE void mlp_block(const Mlp& a, uint32_t c0, uint32_t nb) {
   for (uint32_t c = 0; c < nb; ++c) {
     const float* p = logits[c];
     float* cond = cond_of(c);
-    if (wide != nullptr) {
+    if constexpr (kWide) {
       wide->cond_values(p, cu, N, cond);
       continue;
     }
