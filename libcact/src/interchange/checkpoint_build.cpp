@@ -338,15 +338,18 @@ std::string not_finite_text(const std::string& who, const std::vector<uint64_t>&
          " (weights must be finite)";
 }
 
-// An FP16 blob, converted chunk by chunk. The first non-finite element is
-// reported before the first overflow, as for a tensor checked whole.
-std::vector<uint8_t> fp16_blob(const safetensors::File& ckpt, const safetensors::TensorView& t, const std::string& who,
+// An FP16 blob, converted chunk by chunk: from `values_read` when the tensor was
+// already read whole (for the report), else from the mapped checkpoint. The
+// first non-finite element is reported before the first overflow, as for a
+// tensor checked whole.
+std::vector<uint8_t> fp16_blob(const safetensors::File& ckpt, const safetensors::TensorView& t,
+                               std::span<const float> values_read, const std::string& who,
                                const std::vector<uint64_t>& shape) {
   const uint64_t n = t.elements();
   std::vector<uint8_t> blob(n * 2);
   uint64_t not_finite = n, overflow = n;
   float not_finite_value = 0.0f, overflow_value = 0.0f;
-  for_each_chunk(ckpt, t, [&](uint64_t first, std::span<const float> values) {
+  const auto convert = [&](uint64_t first, std::span<const float> values) {
     for (size_t k = 0; k < values.size(); ++k) {
       const uint16_t h = float_to_half(values[k]);
       if (!std::isfinite(values[k]) && not_finite == n) {
@@ -358,7 +361,12 @@ std::vector<uint8_t> fp16_blob(const safetensors::File& ckpt, const safetensors:
       }
       std::memcpy(blob.data() + 2 * (first + k), &h, 2);
     }
-  });
+  };
+  if (values_read.size() == n) {
+    convert(0, values_read);
+  } else {
+    for_each_chunk(ckpt, t, convert);
+  }
   if (not_finite < n) fail(not_finite_text(who, shape, not_finite, not_finite_value));
   if (overflow < n) {
     fail(who + ": element " + element_text(shape, overflow) + " = " + value_text(overflow_value) +
@@ -428,7 +436,7 @@ void convert_tensors(const safetensors::File& ckpt, const TokenizerBlob& tokeniz
         break;
       }
       case Dtype::FP16: {
-        blob = fp16_blob(ckpt, view, who, shape);
+        blob = fp16_blob(ckpt, view, values, who, shape);
         if (options.report) {
           std::vector<float> stored(n);
           for (size_t k = 0; k < n; ++k) stored[k] = load_half(blob.data(), k);
