@@ -54,7 +54,7 @@ void engram_update(float* u, const float* k, const float* v_conv, uint32_t D) {
   double d = 0.0;
   for (uint32_t i = 0; i < D; ++i) d += double(u[i]) * ru * double(k[i]) * rk;
   const float alpha = float(1.0 / (1.0 + std::exp(-d / std::sqrt(double(D)))));
-  for (uint32_t i = 0; i < D; ++i) u[i] += alpha * v_conv[i];
+  add_scaled(u, alpha, v_conv, D);
 }
 
 }  // namespace cact::engine

@@ -424,7 +424,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
       float* u = mhc.block.data() + c * D;
       float* m = mlp.input.data() + c * D;
       zc_norm(int8_numerics_, att.out.data() + c * D, lw.post_norm.data(), D, m);
-      for (size_t i = 0; i < D; ++i) u[i] += lw.attn_gate_sigmoid * m[i];
+      add_scaled(u, lw.attn_gate_sigmoid, m, D);
       zc_norm(int8_numerics_, u, lw.pre_hada.data(), D, m);
     }
     float* m0 = mlp.input.data() + c0 * D;
@@ -437,7 +437,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
     for (size_t c = c0; c < c1; ++c) {
       float* u = mhc.block.data() + c * D;
       const float* mlp_out = mlp.out.data() + c * D;
-      for (size_t i = 0; i < D; ++i) u[i] += mlp_out[i];
+      add_scaled(u, 1.0f, mlp_out, D);
       // X'[i] = Σ_j P[i,j] X[j] + hpost[i] · (Block(u) - u); cell l+1 = mean of the lanes.
       mhc_post(uint32_t(n), uint32_t(D), mhc.lanes.data() + c * nD, mhc.mix.data() + c * n * n,
                mhc.hpost.data() + c * n, u, mhc.block_in.data() + c * D, cell(c, l + 1), int8_numerics_, isa_);

@@ -5,49 +5,10 @@
 #include <limits>
 
 #include "cact/error.h"
+#include "engine/head_fold.h"
 #include "engine/ops.h"
-#include "engine/vmath.h"
 
 namespace cact::engine {
-
-namespace {
-// acc[d] = acc[d] · shrink: elementwise (the same bits in every width).
-struct ScaleDoubles {
-  CACT_VEC_INLINE static void run(double* acc, double shrink, uint32_t n) {
-    for (uint32_t d = 0; d < n; ++d) acc[d] *= shrink;
-  }
-};
-void scale_doubles(double* acc, double shrink, uint32_t n) { in_widest<ScaleDoubles>(acc, shrink, n); }
-// acc_i[d] += e_i · cell[d] for P probes at once (acc_i = acc + i·n): the cell
-// is read and widened once for all of them, and each acc_i[d] gets the same
-// single product and add as on its own.
-template <uint32_t P>
-CACT_VEC_INLINE void add_scaled_n(double* acc, const double* e, const float* __restrict cell, uint32_t n) {
-  double* __restrict a[P];
-  double ei[P];
-  for (uint32_t i = 0; i < P; ++i) {
-    a[i] = acc + size_t(i) * n;
-    ei[i] = e[i];
-  }
-  for (size_t d = 0; d < n; ++d) {
-    const double x = double(cell[d]);
-#pragma GCC unroll 4
-    for (uint32_t i = 0; i < P; ++i) a[i][d] += ei[i] * x;
-  }
-}
-template <uint32_t P>
-struct AddScaled {
-  CACT_VEC_INLINE static void run(double* acc, const double* e, const float* cell, uint32_t n) {
-    add_scaled_n<P>(acc, e, cell, n);
-  }
-};
-void add_scaled4(double* acc, const double* e, const float* cell, uint32_t n) {
-  in_widest<AddScaled<4>>(acc, e, cell, n);
-}
-void add_scaled1(double* acc, const double* e, const float* cell, uint32_t n) {
-  in_widest<AddScaled<1>>(acc, e, cell, n);
-}
-}  // namespace
 
 void HeadPool::init(const HeadWeights& head, const Geometry& g) {
   head_ = &head;
@@ -109,7 +70,7 @@ void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, size_t st
       if (n == 4) {
         add_scaled4(acc, e, cell, D_);
       } else {
-        for (uint32_t i = 0; i < n; ++i) add_scaled1(acc + size_t(i) * D_, e + i, cell, D_);
+        for (uint32_t i = 0; i < n; ++i) add_scaled1(acc + size_t(i) * D_, e[i], cell, D_);
       }
     }
   }

@@ -184,4 +184,13 @@ double dot(const float* a, const float* b, size_t n) {
   return sum;
 }
 
+namespace {
+struct AddScaled {
+  CACT_VEC_INLINE static void run(float* __restrict y, float a, const float* __restrict x, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
+  }
+};
+}  // namespace
+void add_scaled(float* y, float a, const float* x, size_t n) { in_widest<AddScaled>(y, a, x, n); }
+
 }  // namespace cact::engine

@@ -57,4 +57,8 @@ void mul_sigmoid(float* x, const float* g, size_t n);
 
 double dot(const float* a, const float* b, size_t n);
 
+// y[i] += a · x[i] (a rounded product, then a rounded sum: the same bits in
+// every width; a = 1 adds x exactly).
+void add_scaled(float* y, float a, const float* x, size_t n);
+
 }  // namespace cact::engine
