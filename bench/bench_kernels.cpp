@@ -6,7 +6,7 @@
 // dequantize_row (the engine's per-token embedding and engram rows). Prints time per call, GB/s of weight bytes (packed
 // indices + FP16 norms) streamed per call, GMAC/s, and the speed-up over the scalar table from the same run.
 //
-//   bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill]
+//   bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill | --peak | --once]
 //     --min-time  per measurement (default 0.25)
 //     --tables    only these tables (and always scalar, the reference of "x scalar"
 //                 unless --decode is given)
@@ -19,6 +19,14 @@
 //     --prefill   the prefill set instead: [768, 768], [2304, 768], [768, 3072],
 //                 CQ2 and CQ4, 16 / 32 / 64 vectors, the SIMD tables (no scalar: too
 //                 slow), "x vnni" = speed-up over avx512-vnni
+//     --peak      MACs per cycle against the ISA's peak: the core clock (a chain of
+//                 dependent multiplies), each SIMD table's dot-product instruction at full
+//                 throughput, and the table's products at the prefill shape
+//                 ([768, 3072] CQ2, 64 vectors) and the decode shape ([768, 768] CQ2,
+//                 one vector, in L2), as MACs per cycle and their fraction of the peak
+//     --once      one product of each --peak shape per SIMD table, between calls of
+//                 count_marker(), on matrices of random indices (no quantiser), and no
+//                 timing: for instruction counts under an emulator (bench/count_neon.sh)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +41,7 @@
 
 #include "cact/codec.h"
 #include "cact/kernels.h"
+#include "isa_peak.h"
 
 namespace {
 
@@ -141,6 +150,24 @@ bool table_wanted(const KernelTable* t, const std::string& wanted, bool keep_sca
   return false;
 }
 
+// A matrix of random packed indices and unit norms: what the kernels read, made
+// without the quantiser (whose cost would swamp an emulator's instruction count).
+Matrix random_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) {
+  char label[64];
+  std::snprintf(label, sizeof label, "[%u, %u] CQ%u", out, in, bits);
+  Matrix mx{label, out, in, bits, {}, {}, {}};
+  std::vector<uint8_t> bytes(codec::blob_bytes(out, in, bits, codec::kGroup));
+  for (auto& b : bytes) b = uint8_t(rng());
+  const codec::CqMatrix view = codec::view_matrix(bytes, out, in, bits);
+  const size_t norms_at = size_t(view.norms - bytes.data()), norms = size_t(out) * view.groups_per_row();
+  for (size_t k = 0; k < norms; ++k) bytes[norms_at + 2 * k] = 0x00, bytes[norms_at + 2 * k + 1] = 0x3C;  // FP16 1.0
+  mx.blob = AlignedBlob(bytes);
+  mx.m = codec::view_matrix(mx.blob.span(), out, in, bits);
+  const auto codebook = codec::codebook_for(bits, codec::standard_codebooks());
+  mx.cb = cact::kernels::make_int8_codebook(codebook, bits);
+  return mx;
+}
+
 Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) {
   char label[64];  // (snprintf, not string +: GCC 12 -Wrestrict false positive at -O3)
   std::snprintf(label, sizeof label, "[%u, %u] CQ%u", out, in, bits);
@@ -194,6 +221,60 @@ void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& 
         }
       }
     }
+  }
+}
+
+// --once: a marker an instruction trace can find (by its symbol) before and after each product.
+[[gnu::noinline]] void count_marker(const char* what) { asm volatile("" : : "r"(what) : "memory"); }
+
+void bench_once(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
+  struct Shape {
+    uint32_t out, in, count;
+  };
+  for (const Shape& sh : {Shape{768, 3072, 64}, Shape{768, 768, 1}}) {
+    const Matrix mx = random_matrix(sh.out, sh.in, 2, rng);
+    std::vector<float> x(size_t(sh.in) * sh.count), y(size_t(sh.out) * sh.count);
+    for (auto& v : x) v = float(int(rng() % 255) - 127) / 64.0f;
+    for (const KernelTable* t : tables) {
+      QuantizedActivations a;
+      t->quantize_activations(x.data(), sh.in, sh.count, a);
+      std::printf("product %s x %u on %s\n", mx.label.c_str(), sh.count, t->name);
+      std::fflush(stdout);
+      count_marker("begin");
+      t->cq_matmul(mx.m, mx.cb, a, 0, mx.out, y.data(), mx.out);
+      count_marker("end");
+      g_sink = g_sink + y[0];
+    }
+  }
+}
+
+// --peak: each table's products in MACs per cycle against its instruction's peak.
+// The 1-vector products of avx512-amx run avx512-vnni's code, so their peak is
+// that of vpdpbusd zmm.
+void bench_peak(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
+  const double hz = cact::bench::cycles_per_second();
+  std::printf("core clock: %.2f GHz (dependent multiplies, thread CPU time)\n\n", hz / 1e9);
+  std::printf("%-13s %-24s %9s %-26s %9s %7s\n", "table", "peak instruction", "MAC/cyc", "product", "MAC/cyc",
+              "of peak");
+  const Matrix prefill = make_matrix(768, 3072, 2, rng), decode = make_matrix(768, 768, 2, rng);
+  const auto prefill_secs = seconds_per_product(tables, prefill, 64, rng);
+  const auto decode_secs = seconds_per_product(tables, decode, 1, rng);
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const std::string name = tables[i]->name;
+    const cact::bench::IsaPeak peak = cact::bench::isa_peak(name);
+    const cact::bench::IsaPeak matvec_peak = name == "avx512-amx" ? cact::bench::isa_peak("avx512-vnni") : peak;
+    const auto row = [&](const Matrix& mx, uint32_t count, double secs, const cact::bench::IsaPeak& pk) {
+      const double per_cycle = double(mx.out) * mx.m.in_pad * count / secs / hz;
+      char product[64];
+      std::snprintf(product, sizeof product, "%s x %u", mx.label.c_str(), count);
+      const double pk_cycle = pk.macs_per_second / hz;
+      std::printf("%-13s %-24s %9.1f %-26s %9.1f", name.c_str(), pk.instruction.empty() ? "-" : pk.instruction.c_str(),
+                  pk_cycle, product, per_cycle);
+      if (pk_cycle > 0.0) std::printf(" %6.0f%%", 100.0 * per_cycle / pk_cycle);
+      std::printf("\n");
+    };
+    row(prefill, 64, prefill_secs[i], peak);
+    row(decode, 1, decode_secs[i], matvec_peak);
   }
 }
 
@@ -285,7 +366,7 @@ void decode_set(const std::vector<const KernelTable*>& tables, std::mt19937& rng
 
 int main(int argc, char** argv) {
   std::string wanted;
-  bool decode = false, prefill = false;
+  bool decode = false, prefill = false, peak = false, once = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) {
       g_min_time = std::atof(argv[++i]);
@@ -295,28 +376,41 @@ int main(int argc, char** argv) {
       decode = true;
     } else if (std::strcmp(argv[i], "--prefill") == 0) {
       prefill = true;
+    } else if (std::strcmp(argv[i], "--peak") == 0) {
+      peak = true;
+    } else if (std::strcmp(argv[i], "--once") == 0) {
+      once = true;
     } else {
       std::fprintf(stderr,
-                   "usage: bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill]\n");
+                   "usage: bench_kernels [--min-time SECONDS] [--tables NAME,NAME...] [--decode | --prefill | --peak | "
+                   "--once]\n");
       return 2;
     }
   }
   std::vector<const KernelTable*> tables;
   for (const KernelTable* t : cact::kernels::available_kernels()) {
-    if (prefill && std::strcmp(t->name, "scalar") == 0) continue;
+    if ((prefill || peak || once) && std::strcmp(t->name, "scalar") == 0) continue;
     if (table_wanted(t, wanted, !decode && !prefill)) tables.push_back(t);
+  }
+  std::mt19937 rng(42);
+  if (once) {
+    bench_once(tables, rng);
+    return 0;
   }
   std::printf("CPU: %s\ntables:", cpu_name().c_str());
   for (const KernelTable* t : tables) std::printf(" %s", t->name);
   std::printf("  (one thread, thread CPU time, best of 5 interleaved rounds, min time %.2f s)\n\n", g_min_time);
 
-  std::mt19937 rng(42);
   if (decode) {
     decode_set(tables, rng);
     return 0;
   }
   if (prefill) {
     bench_prefill(tables, rng);
+    return 0;
+  }
+  if (peak) {
+    bench_peak(tables, rng);
     return 0;
   }
   std::vector<Matrix> matrices;

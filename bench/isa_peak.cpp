@@ -1,0 +1,166 @@
+#include "isa_peak.h"
+
+#include <ctime>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace cact::bench {
+
+namespace {
+
+double thread_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Best of 5 runs of `loop(iterations)`, in iterations per second.
+template <typename Loop>
+double best_rate(Loop loop, long iterations) {
+  double best = 0.0;
+  for (int r = 0; r < 5; ++r) {
+    const double t0 = thread_seconds();
+    loop(iterations);
+    const double s = thread_seconds() - t0;
+    if (s > 0.0 && double(iterations) / s > best) best = double(iterations) / s;
+  }
+  return best;
+}
+
+volatile int g_sink = 0;
+
+#if defined(__x86_64__)
+constexpr int kAccumulators = 12;  // more than latency × throughput of any loop below
+
+// Operands hidden from the optimiser, so that nothing is folded or hoisted.
+template <typename V>
+inline void opaque(V& v) {
+  asm volatile("" : "+v"(v));
+}
+
+[[gnu::target("avx2")]] void avx2_loop(long n) {
+  __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(5), ones = _mm256_set1_epi16(1);
+  __m256i acc[kAccumulators] = {};
+  for (long i = 0; i < n; ++i) {
+    for (int k = 0; k < kAccumulators; ++k) {
+      opaque(a);  // (else the products, the same for every k, would be computed once)
+      acc[k] = _mm256_add_epi32(acc[k], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
+    }
+  }
+  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm256_add_epi32(acc[0], acc[k]);
+  g_sink = g_sink + _mm256_extract_epi32(acc[0], 0);
+}
+
+[[gnu::target("avx2,avxvnni")]] void avx_vnni_loop(long n) {
+  __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(5);
+  __m256i acc[kAccumulators] = {};
+  for (long i = 0; i < n; ++i) {
+    opaque(a);
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_dpbusd_avx_epi32(acc[k], a, b);
+  }
+  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm256_add_epi32(acc[0], acc[k]);
+  g_sink = g_sink + _mm256_extract_epi32(acc[0], 0);
+}
+
+[[gnu::target("avx512f,avx512vnni")]] void avx512_vnni_loop(long n) {
+  __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(5);
+  __m512i acc[kAccumulators] = {};
+  for (long i = 0; i < n; ++i) {
+    opaque(a);
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_dpbusd_epi32(acc[k], a, b);
+  }
+  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm512_add_epi32(acc[0], acc[k]);
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, acc[0]);
+  g_sink = g_sink + lanes[0];
+}
+
+// AMX: four 16×16 int32 accumulator tiles, each TDPBSSD (the product's
+// instruction) a 16×64 by 64×16 int8 product (16 384 MACs), operand tiles loaded once.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+bool amx_granted() {
+  constexpr long kReqPerm = 0x1023, kXtileData = 18;  // ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA
+  return syscall(SYS_arch_prctl, kReqPerm, kXtileData) == 0;
+}
+[[gnu::target("amx-tile,amx-int8")]] void amx_loop(long n) {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+  alignas(64) static int8_t operand[16 * 64] = {3};
+  alignas(64) static int32_t out[16 * 16];
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  _tile_loadd(6, operand, 64);
+  _tile_loadd(7, operand, 64);
+  for (long i = 0; i < n; ++i) {
+    _tile_dpbssd(0, 4, 6);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 6);
+    _tile_dpbssd(3, 5, 7);
+  }
+  _tile_stored(0, out, 64);
+  _tile_release();
+  g_sink = g_sink + out[0];
+}
+#endif
+
+}  // namespace
+
+double cycles_per_second() {
+#if defined(__x86_64__)
+  const auto chain = [](long n) {
+    long x = 3;
+    for (long i = 0; i < n; ++i) {
+      asm volatile(
+          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0\n\t"
+          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0"
+          : "+r"(x));
+    }
+    g_sink = g_sink + int(x);
+  };
+  return 3.0 * 8.0 * best_rate(chain, 20'000'000);
+#elif defined(__aarch64__)
+  const auto chain = [](long n) {
+    long x = 0;
+    for (long i = 0; i < n; ++i) {
+      asm volatile(
+          "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+          "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1"
+          : "+r"(x));
+    }
+    g_sink = g_sink + int(x);
+  };
+  return 8.0 * best_rate(chain, 50'000'000);
+#else
+  return 0.0;
+#endif
+}
+
+IsaPeak isa_peak(const std::string& table) {
+#if defined(__x86_64__)
+  constexpr long kN = 10'000'000;
+  if (table == "avx2") return {32.0 * kAccumulators * best_rate(avx2_loop, kN), "vpmaddubsw+vpmaddwd ymm"};
+  if (table == "avx-vnni") return {32.0 * kAccumulators * best_rate(avx_vnni_loop, kN), "vpdpbusd ymm"};
+  if (table == "avx512-vnni" || table == "avx512-vbmi") {
+    return {64.0 * kAccumulators * best_rate(avx512_vnni_loop, kN), "vpdpbusd zmm"};
+  }
+  if (table == "avx512-amx" && amx_granted()) return {4 * 16384.0 * best_rate(amx_loop, kN / 10), "tdpbssd"};
+#else
+  (void)table;
+#endif
+  return {};
+}
+
+}  // namespace cact::bench
