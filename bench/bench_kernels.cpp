@@ -253,7 +253,7 @@ void bench_once(const std::vector<const KernelTable*>& tables, std::mt19937& rng
 // that of vpdpbusd zmm.
 void bench_peak(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
   const double hz = cact::bench::cycles_per_second();
-  std::printf("core clock: %.2f GHz (dependent multiplies, thread CPU time)\n\n", hz / 1e9);
+  std::printf("core clock: %.2f GHz (a chain of dependent integer operations, thread CPU time)\n\n", hz / 1e9);
   std::printf("%-13s %-24s %9s %-26s %9s %7s\n", "table", "peak instruction", "MAC/cyc", "product", "MAC/cyc",
               "of peak");
   const Matrix prefill = make_matrix(768, 3072, 2, rng), decode = make_matrix(768, 768, 2, rng);

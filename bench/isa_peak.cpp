@@ -42,25 +42,26 @@ inline void opaque(V& v) {
   asm volatile("" : "+v"(v));
 }
 
-[[gnu::target("avx2")]] void avx2_loop(long n) {
-  __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(5), ones = _mm256_set1_epi16(1);
-  __m256i acc[kAccumulators] = {};
-  for (long i = 0; i < n; ++i) {
-    for (int k = 0; k < kAccumulators; ++k) {
-      opaque(a);  // (else the products, the same for every k, would be computed once)
-      acc[k] = _mm256_add_epi32(acc[k], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
-    }
+// One 256-bit step per accumulator: the AVX2 table's multiply-add pair, or VNNI's dot.
+struct MaddubsStep {
+  [[gnu::target("avx2"), gnu::always_inline]] static __m256i step(__m256i acc, __m256i a, __m256i b) {
+    opaque(a);  // (else the product, which does not read acc, would be computed once for every accumulator)
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)));
   }
-  for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm256_add_epi32(acc[0], acc[k]);
-  g_sink = g_sink + _mm256_extract_epi32(acc[0], 0);
-}
-
-[[gnu::target("avx2,avxvnni")]] void avx_vnni_loop(long n) {
+};
+struct DpbusdStep {
+  [[gnu::target("avx2,avxvnni"), gnu::always_inline]] static __m256i step(__m256i acc, __m256i a, __m256i b) {
+    return _mm256_dpbusd_avx_epi32(acc, a, b);
+  }
+};
+// (Built with AVX-VNNI allowed for both steps; the AVX2 step issues none.)
+template <typename Step>
+[[gnu::target("avx2,avxvnni")]] void ymm_loop(long n) {
   __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(5);
   __m256i acc[kAccumulators] = {};
   for (long i = 0; i < n; ++i) {
     opaque(a);
-    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_dpbusd_avx_epi32(acc[k], a, b);
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = Step::step(acc[k], a, b);
   }
   for (int k = 1; k < kAccumulators; ++k) acc[0] = _mm256_add_epi32(acc[0], acc[k]);
   g_sink = g_sink + _mm256_extract_epi32(acc[0], 0);
@@ -119,30 +120,30 @@ bool amx_granted() {
 }  // namespace
 
 double cycles_per_second() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   const auto chain = [](long n) {
     long x = 3;
     for (long i = 0; i < n; ++i) {
+#if defined(__x86_64__)
       asm volatile(
           "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0\n\t"
           "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0"
           : "+r"(x));
-    }
-    g_sink = g_sink + int(x);
-  };
-  return 3.0 * 8.0 * best_rate(chain, 20'000'000);
-#elif defined(__aarch64__)
-  const auto chain = [](long n) {
-    long x = 0;
-    for (long i = 0; i < n; ++i) {
+#else
       asm volatile(
           "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
           "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1"
           : "+r"(x));
+#endif
     }
     g_sink = g_sink + int(x);
   };
-  return 8.0 * best_rate(chain, 50'000'000);
+#if defined(__x86_64__)
+  constexpr double kCyclesPerLink = 3.0;  // imul r64
+#else
+  constexpr double kCyclesPerLink = 1.0;  // add
+#endif
+  return kCyclesPerLink * 8.0 * best_rate(chain, 20'000'000);
 #else
   return 0.0;
 #endif
@@ -151,8 +152,8 @@ double cycles_per_second() {
 IsaPeak isa_peak(const std::string& table) {
 #if defined(__x86_64__)
   constexpr long kN = 10'000'000;
-  if (table == "avx2") return {32.0 * kAccumulators * best_rate(avx2_loop, kN), "vpmaddubsw+vpmaddwd ymm"};
-  if (table == "avx-vnni") return {32.0 * kAccumulators * best_rate(avx_vnni_loop, kN), "vpdpbusd ymm"};
+  if (table == "avx2") return {32.0 * kAccumulators * best_rate(ymm_loop<MaddubsStep>, kN), "vpmaddubsw+vpmaddwd ymm"};
+  if (table == "avx-vnni") return {32.0 * kAccumulators * best_rate(ymm_loop<DpbusdStep>, kN), "vpdpbusd ymm"};
   if (table == "avx512-vnni" || table == "avx512-vbmi") {
     return {64.0 * kAccumulators * best_rate(avx512_vnni_loop, kN), "vpdpbusd zmm"};
   }
