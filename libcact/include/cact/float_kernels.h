@@ -50,6 +50,9 @@ struct KvInt8Kernels {
   // q[i] = x[i] / scale rounded half away from zero, clamped to [-128, 127], NaN to 0.
   void (*codes)(const float* x, uint32_t n, float scale, int8_t* q);
   void (*scores)(const KvScoreTile& tile);
+  // out[i] = float(v[i]) for i < n (exact): the value rows, widened once per
+  // block for the float value sums.
+  void (*widen)(const int8_t* v, size_t n, float* out);
 };
 const KvInt8Kernels& kv_int8_kernels();
 

@@ -299,7 +299,11 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
     for (uint32_t b0 = 0; b0 < seg.count; b0 += kBlock) {
       const uint32_t n = std::min(kBlock, seg.count - b0), row0 = seg.row + b0, p0 = seg.pos + b0;
       const int8_t* v8 = p.v8 + size_t(row0) * dv;
-      for (size_t i = 0; i < size_t(n) * dv; ++i) vf[i] = float(v8[i]);
+      if (kv.widen != nullptr) {
+        kv.widen(v8, size_t(n) * dv, vf);
+      } else {
+        for (size_t i = 0; i < size_t(n) * dv; ++i) vf[i] = float(v8[i]);
+      }
       const float* vs = p.vs + row0;
       Visible vis[2 * AttendScratch::kTokens];
       const uint32_t nvis = visible_in(p, p0, p0 + n, vis);

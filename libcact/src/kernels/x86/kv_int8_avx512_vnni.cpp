@@ -1,4 +1,4 @@
-// The int8 KV cache's quantiser and scores (cact/float_kernels.h) with
+// The int8 KV cache's quantiser, scores and value widening (cact/float_kernels.h) with
 // AVX-512BW/VL byte stores and AVX512-VNNI dots. Built with -mavx512f
 // -mavx512bw -mavx512vl -mavx512vnni; chosen by dispatch.cpp only after the CPU
 // check. The rules of common.h hold (internal linkage only). Compiles to
@@ -87,11 +87,22 @@ void scores(const KvScoreTile& t) {
   if (r < t.rows) score_tile<1>(t, r, lanes);
 }
 
+// 16 bytes sign-extended and converted per step (GCC 12 turns the plain loop into
+// 256-bit byte -> word -> dword steps with extracts).
+void widen(const int8_t* v, size_t n, float* out) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i));
+    _mm512_storeu_ps(out + i, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
+  }
+  for (; i < n; ++i) out[i] = float(v[i]);
+}
+
 }  // namespace
 
 // Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 extern const KvInt8Kernels kKvInt8Avx512Vnni;
-const KvInt8Kernels kKvInt8Avx512Vnni{scale, codes, scores};
+const KvInt8Kernels kKvInt8Avx512Vnni{scale, codes, scores, widen};
 
 }  // namespace cact::kernels
 #endif
