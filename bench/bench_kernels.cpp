@@ -150,36 +150,34 @@ bool table_wanted(const KernelTable* t, const std::string& wanted, bool keep_sca
   return false;
 }
 
+// A Matrix over a copy of `blob`, with its label and int8 codebook.
+Matrix matrix_of(uint32_t out, uint32_t in, uint32_t bits, const std::vector<uint8_t>& blob) {
+  char label[64];  // (snprintf, not string +: GCC 12 -Wrestrict false positive at -O3)
+  std::snprintf(label, sizeof label, "[%u, %u] CQ%u", out, in, bits);
+  Matrix mx{label, out, in, bits, AlignedBlob(blob), {}, {}};
+  mx.m = codec::view_matrix(mx.blob.span(), out, in, bits);
+  mx.cb = cact::kernels::make_int8_codebook(codec::codebook_for(bits, codec::standard_codebooks()), bits);
+  return mx;
+}
+
 // A matrix of random packed indices and unit norms: what the kernels read, made
 // without the quantiser (whose cost would swamp an emulator's instruction count).
 Matrix random_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) {
-  char label[64];
-  std::snprintf(label, sizeof label, "[%u, %u] CQ%u", out, in, bits);
-  Matrix mx{label, out, in, bits, {}, {}, {}};
   std::vector<uint8_t> bytes(codec::blob_bytes(out, in, bits, codec::kGroup));
   for (auto& b : bytes) b = uint8_t(rng());
   const codec::CqMatrix view = codec::view_matrix(bytes, out, in, bits);
   const size_t norms_at = size_t(view.norms - bytes.data()), norms = size_t(out) * view.groups_per_row();
   for (size_t k = 0; k < norms; ++k) bytes[norms_at + 2 * k] = 0x00, bytes[norms_at + 2 * k + 1] = 0x3C;  // FP16 1.0
-  mx.blob = AlignedBlob(bytes);
-  mx.m = codec::view_matrix(mx.blob.span(), out, in, bits);
-  const auto codebook = codec::codebook_for(bits, codec::standard_codebooks());
-  mx.cb = cact::kernels::make_int8_codebook(codebook, bits);
-  return mx;
+  return matrix_of(out, in, bits, bytes);
 }
 
+// A matrix of normal weights (sd 0.05) through the quantiser.
 Matrix make_matrix(uint32_t out, uint32_t in, uint32_t bits, std::mt19937& rng) {
-  char label[64];  // (snprintf, not string +: GCC 12 -Wrestrict false positive at -O3)
-  std::snprintf(label, sizeof label, "[%u, %u] CQ%u", out, in, bits);
-  Matrix mx{label, out, in, bits, {}, {}, {}};
   std::normal_distribution<float> nd(0.0f, 0.05f);
   std::vector<float> w(size_t(out) * in);
   for (auto& v : w) v = nd(rng);
   const auto codebook = codec::codebook_for(bits, codec::standard_codebooks());
-  mx.blob = AlignedBlob(codec::quantize_matrix(w.data(), out, in, bits, codebook));
-  mx.m = codec::view_matrix(mx.blob.span(), out, in, bits);
-  mx.cb = cact::kernels::make_int8_codebook(codebook, bits);
-  return mx;
+  return matrix_of(out, in, bits, codec::quantize_matrix(w.data(), out, in, bits, codebook));
 }
 
 // Seconds per cq_matmul of each table: the whole matrix times `count` random activation vectors.

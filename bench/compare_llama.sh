@@ -58,6 +58,7 @@ if [[ ! -x $build/bench/bench_engine || ! -x $build/apps/cact-build ]]; then
   cmake --build "$build" -j"$(nproc)" --target bench_engine cact-build >/dev/null
 fi
 
+cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
 llama="$work/llama.cpp"
 build_llama() {  # build_llama DIR CMAKE_ARGS...
   local dir=$1
@@ -92,8 +93,7 @@ fi
 # a build with every x86 extension of this CPU except AMX.
 bench_bin="$llama/build/bin/llama-bench"
 if ! "$bench_bin" -m "$work/equal.Q4_0.gguf" -p 8 -n 2 -r 1 -t 1 >/dev/null 2>&1; then
-  flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
-  if [[ $flags != *" amx_int8 "* ]]; then
+  if [[ $cpu_flags != *" amx_int8 "* ]]; then
     echo "compare_llama: llama-bench fails on $work/equal.Q4_0.gguf" >&2
     exit 1
   fi
@@ -102,7 +102,7 @@ if ! "$bench_bin" -m "$work/equal.Q4_0.gguf" -p 8 -n 2 -r 1 -t 1 >/dev/null 2>&1
     args=(-DGGML_NATIVE=OFF)
     for pair in avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 avx_vnni:AVX_VNNI avx512f:AVX512 \
       avx512vbmi:AVX512_VBMI avx512_vnni:AVX512_VNNI avx512_bf16:AVX512_BF16; do
-      if [[ $flags == *" ${pair%%:*} "* ]]; then args+=("-DGGML_${pair#*:}=ON"); fi
+      if [[ $cpu_flags == *" ${pair%%:*} "* ]]; then args+=("-DGGML_${pair#*:}=ON"); fi
     done
     build_llama "$llama/build-noamx" "${args[@]}"
   fi
@@ -152,10 +152,9 @@ for row in rows:
 EOF
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
-flags=$(grep -m1 '^flags' /proc/cpuinfo)
 isa=""
 for f in avx2 avx_vnni avx512f avx512_vnni avx512vbmi amx_int8; do
-  [[ " $flags " == *" $f "* ]] && isa+="$f "
+  [[ $cpu_flags == *" $f "* ]] && isa+="$f "
 done
 table=$(sed -n 's/.*"table": "\([^"]*\)".*/\1/p' "$results" | head -n 1)
 echo "machine: $cpu, $(nproc) cores; ISA: ${isa:-baseline}; cact table: $table"

@@ -16,11 +16,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-arm
 tables=neon-dotprod,neon
+usage() {
+  sed -n '6,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
 while (($#)); do
   case "$1" in
-    --tables) [[ $# -ge 2 ]] || { sed -n '6,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }; tables=$2; shift 2 ;;
-    --build) [[ $# -ge 2 ]] || { sed -n '6,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }; build=$2; shift 2 ;;
-    *) echo "count_neon: unknown argument '$1'" >&2; sed -n '6,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    --tables) [[ $# -ge 2 ]] || usage; tables=$2; shift 2 ;;
+    --build) [[ $# -ge 2 ]] || usage; build=$2; shift 2 ;;
+    *) echo "count_neon: unknown argument '$1'" >&2; usage ;;
   esac
 done
 for tool in aarch64-linux-gnu-g++ qemu-aarch64 ninja; do
