@@ -46,6 +46,24 @@ void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begi
     for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(job.tables[k]);
     if constexpr (U::kBits == 2) {
       for (int k = 0; k < 4; ++k) tiles.vbmi[k] = memo.vbmi[k];
+      // avx512-vbmi, 8 vectors or more: the row-lane tiles for whole blocks
+      // of 8 vectors, the tiles below for the rest.
+      if (job.vbmi && count >= kRowTileVectors) {
+        const uint32_t full = count / kRowTileVectors * kRowTileVectors;
+        for (uint32_t r = row_begin; r < row_end; r += kRowTileRows) {
+          const uint32_t rows = row_end - r < kRowTileRows ? row_end - r : kRowTileRows;
+          decode_rows_vbmi(job, memo.vbmi[0], r, rows, job.row_tile);
+          for (uint32_t b = 0; b < full / kRowTileVectors; ++b) {
+            cq_tile512_rows<kRowTileVectors>(job, job.row_tile, r, rows, b);
+          }
+        }
+        if (full == count) return;
+        job.act += size_t(full) * job.in_pad;
+        job.scales += full;
+        job.corr += full;
+        job.y += size_t(full) * job.y_stride;
+        count -= full;
+      }
     }
     tile_matmul<16>(tiles, row_begin, row_end, count, budget);
 #else
@@ -79,13 +97,28 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
   // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
   const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
-  auto* base =
-      static_cast<uint8_t*>(tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes));
+  // avx512-vbmi, CQ2, 8 vectors or more: the row-lane tiles' activation blocks.
+  const uint32_t block_vectors =
+      kDot == Dot::kAvx512Vnni && vbmi && bits_per_index == 2 ? a.count / kRowTileVectors * kRowTileVectors : 0;
+  const size_t blocks_bytes = round_up64(size_t(block_vectors) * w.in_pad);
+  const size_t row_tile_bytes = block_vectors > 0 ? size_t(kRowTileRows) * (w.in_pad + groups * sizeof(float)) : 0;
+  auto* base = static_cast<uint8_t*>(tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) +
+                                                     2 * factor_bytes + blocks_bytes + row_tile_bytes));
   auto* act = reinterpret_cast<int8_t*>(base);
   uint8_t* act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
   auto* norms = reinterpret_cast<float*>(base + act_total);
   auto* scales = reinterpret_cast<float*>(base + act_total + round_up64(norm_count * sizeof(float)));
   auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
+  auto* act_blocks =
+      reinterpret_cast<int8_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes);
+  // [block][group][step][vector][4]: vector v's 4 columns of step s of group g.
+  const uint32_t steps = w.in_pad / 4;
+  for (uint32_t v = 0; v < block_vectors; ++v) {
+    const auto* src = reinterpret_cast<const uint32_t*>(activation_q(a) + size_t(v) * w.in_pad);
+    auto* dst = reinterpret_cast<uint32_t*>(act_blocks) + size_t(v / kRowTileVectors) * kRowTileVectors * steps +
+                v % kRowTileVectors;
+    for (uint32_t s = 0; s < steps; ++s) dst[size_t(s) * kRowTileVectors] = src[s];
+  }
 
   const PermuteMasks& pm = masks_for(bits_per_index);
 #if defined(__AVX512F__) && defined(__AVX512BW__)
@@ -103,7 +136,7 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
 #if defined(__AVX512F__) && defined(__AVX512BW__)
         if (paired) {
           permute_group512(pm512, activation_q(a) + off, act + size_t(g / 2) * 2 * kG + (g % 2) * 32, 64);
-        } else {
+        } else if (v >= block_vectors) {  // (the row-lane tiles read act_blocks)
           permute_group512(pm512, activation_q(a) + off, act + off, 32);
         }
 #endif
@@ -139,6 +172,8 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   job.groups = groups;
   job.in_pad = w.in_pad;
   job.act = act;
+  job.act_blocks = act_blocks;
+  job.row_tile = act_blocks + blocks_bytes;
   job.act_abs = act_abs;
   job.corr = corr;
   job.norms = norms;

@@ -73,7 +73,12 @@ struct CqMatmulJob {
   const uint8_t* packed;
   size_t row_bytes;
   uint32_t groups, in_pad;
-  const int8_t* act;       // permuted activations, [count][in_pad]
+  const int8_t* act;  // permuted activations, [count][in_pad]
+  // Row-lane tiles (avx512-vbmi, CQ2): the activations of each whole block of
+  // 8 vectors in column order, 4 columns of the 8 vectors after one another:
+  // [block][group][4-column step][vector][4].
+  const int8_t* act_blocks;
+  int8_t* row_tile;        // 16 rows decoded for the row-lane tiles (kRowTileRows × in_pad bytes, then their norms)
   const uint8_t* act_abs;  // |act| (AVX2 only)
   const int32_t* corr;     // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
   float* norms;            // float norms of rows [row_begin, row_end): [row - row_begin][groups]
@@ -89,6 +94,10 @@ struct CqMatmulJob {
   float* y;
   size_t y_stride;
 };
+
+// The row-lane tiles (avx512-vbmi, CQ2, several vectors; cq_tile512_rows).
+constexpr uint32_t kRowTileVectors = 8;  // vectors per cq_tile512_rows tile
+constexpr uint32_t kRowTileRows = 16;    // rows per tile: one int32 lane each
 
 inline float load_norm(const uint8_t* half, size_t i) {
   uint16_t h;
@@ -502,6 +511,127 @@ void cq_tile512_pairs(const CqMatmulJob& job, const __m512i t512[4], uint32_t r0
 template <int R>
 void cq_tile512_pairs_vbmi(const CqMatmulJob& job, const __m512i t512[4], uint32_t r0) {
   cq_tile512_pairs_body<R, VbmiPairs>(job, t512, r0);
+}
+
+// vpmultishiftqb as inline assembly, for the reason vpermb is (above).
+__attribute__((always_inline)) inline __m512i vpmultishiftqb(__m512i control, __m512i data) {
+  __m512i r;
+  __asm__("vpmultishiftqb %2, %1, %0" : "=v"(r) : "v"(control), "v"(data));
+  return r;
+}
+
+// acc += dpbusd(w, the 4 bytes at a broadcast to every dword), with the
+// broadcast embedded in the instruction ({1to16}: a load-port µop; a separate
+// vpbroadcastd costs a port-5 µop beside the load here, the port the dots
+// share). Inline assembly also keeps the accumulator in one register (GCC 12
+// otherwise copies the accumulators between registers on every step).
+__attribute__((always_inline)) inline void dpbusd_broadcast(__m512i& acc, __m512i w, const int8_t* a) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const int32_t*>(a)));
+}
+
+// Several vectors, CQ2 (and ternary), avx512-vbmi table: lane = row, so a
+// group's dots need no reduction. A tile of 16 rows is decoded once into
+// `weights` (decode_rows_vbmi) and then read by every block of 8 vectors
+// (cq_tile512_rows): per 4 columns, one load of 16 rows × 4 weights and one
+// VPDPBUSD per vector against that vector's 4 activations broadcast.
+
+// weights[s] (64 bytes) = the biased weights of columns 4s .. 4s + 3 of rows
+// r0 .. r0 + 15, row r in dword r, for the in_pad / 4 steps s. Byte j of a
+// row's group holds columns 4j .. 4j + 3 (crumb k = column 4j + k). Per
+// group, the 16 rows' 32 bytes are transposed to 8 registers of dword q of
+// every row (rows r and r + 8 in the two halves of one register, then an 8 × 8
+// dword transpose in each half: 24 shuffles, where 8 dword gathers cost more);
+// per byte of those, one vpmultishiftqb moves crumb k of the byte to the low
+// bits of byte k of each dword and one vpermb looks the crumbs up (table:
+// entry i = the biased weight of code i & 3). Then the tile's norms,
+// [group][row] (one load per group in the tile). Rows past `rows` repeat row 0.
+inline void decode_rows_vbmi(const CqMatmulJob& job, __m512i table, uint32_t r0, uint32_t rows, int8_t* weights) {
+  // Byte k of dword h of a qword takes 8 bits from bit 32h + 8j + 2k of it.
+  __m512i spread[4];
+  for (int j = 0; j < 4; ++j) {
+    int64_t q = 0;
+    for (int h = 0; h < 2; ++h) {
+      for (int k = 0; k < 4; ++k) q |= int64_t(32 * h + 8 * j + 2 * k) << (8 * (4 * h + k));
+    }
+    spread[j] = _mm512_set1_epi64(q);
+  }
+  const __m512i low_lanes = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const __m512i high_lanes = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  const uint8_t* row[kRowTileRows];
+  for (uint32_t r = 0; r < kRowTileRows; ++r) row[r] = job.packed + size_t(r < rows ? r0 + r : r0) * job.row_bytes;
+  // After the weights: the tile's float norms, [group][row].
+  auto* norms = reinterpret_cast<float*>(weights + size_t(kRowTileRows) * job.in_pad);
+  for (uint32_t r = 0; r < kRowTileRows; ++r) {
+    const float* from = job.norms + size_t((r < rows ? r0 + r : r0) - job.row_begin) * job.groups;
+    for (uint32_t g = 0; g < job.groups; ++g) norms[g * kRowTileRows + r] = from[g];
+  }
+  const auto load32 = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  for (uint32_t at = 0; at < job.groups * Unpack2::kBytes; at += Unpack2::kBytes) {
+    __m512i z[8], a[8], b[8];
+    for (int p = 0; p < 8; ++p)
+      z[p] = _mm512_inserti64x4(_mm512_castsi256_si512(load32(row[p] + at)), load32(row[p + 8] + at), 1);
+    for (int p = 0; p < 8; p += 2) {
+      a[p] = _mm512_unpacklo_epi32(z[p], z[p + 1]);
+      a[p + 1] = _mm512_unpackhi_epi32(z[p], z[p + 1]);
+    }
+    for (int p = 0; p < 8; p += 4) {
+      b[p] = _mm512_unpacklo_epi64(a[p], a[p + 2]);
+      b[p + 1] = _mm512_unpackhi_epi64(a[p], a[p + 2]);
+      b[p + 2] = _mm512_unpacklo_epi64(a[p + 1], a[p + 3]);
+      b[p + 3] = _mm512_unpackhi_epi64(a[p + 1], a[p + 3]);
+    }
+    // b[q] (q < 4): dword q (128-bit lanes 0, 2) and q + 4 (lanes 1, 3) of rows 0-3 | 8-11; b[q + 4]: rows 4-7 | 12-15.
+    for (int q = 0; q < 8; ++q, weights += 4 * 64) {
+      const __m512i bytes = _mm512_permutex2var_epi64(b[q % 4], q < 4 ? low_lanes : high_lanes, b[q % 4 + 4]);
+      for (int j = 0; j < 4; ++j) {
+        _mm512_store_si512(weights + 64 * j, vpermb(vpmultishiftqb(spread[j], bytes), table));
+      }
+    }
+  }
+}
+
+// Rows r0 .. r0 + rows - 1 (decoded in `weights`) × vectors of block `block`.
+// The bias correction is the even accumulators' start value.
+// Per group and vector the scalar's float math on 16 rows, in group order.
+template <int V>
+void cq_tile512_rows(const CqMatmulJob& job, const int8_t* weights, uint32_t r0, uint32_t rows, uint32_t block) {
+  constexpr uint32_t kSteps = kG / 4;  // 4-column steps per group
+  const __mmask16 live = __mmask16((1u << rows) - 1);
+  const uint32_t groups = job.groups, v0 = block * V;
+  const auto* norms = reinterpret_cast<const float*>(weights + size_t(kRowTileRows) * job.in_pad);
+  const int8_t* act = job.act_blocks + size_t(block) * groups * kSteps * V * 4;
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+  for (uint32_t g = 0; g < groups; ++g) {
+    // Two sets of accumulators, even and odd steps (twice the dependency
+    // chains in flight; integer sums, so the split does not change them).
+    // The even set starts at minus the bias correction (exact in int32).
+    __m512i dots[V], odd[V];
+    const size_t f = g * job.scale_stride + v0;
+    for (int v = 0; v < V; ++v) {
+      dots[v] = _mm512_set1_epi32(-job.corr[f + v]);
+      odd[v] = _mm512_setzero_si512();
+    }
+    for (uint32_t s = 0; s < kSteps; s += 2, weights += 128, act += 2 * V * 4) {
+      const __m512i w0 = _mm512_load_si512(weights);
+      const __m512i w1 = _mm512_load_si512(weights + 64);
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        dpbusd_broadcast(dots[v], w0, act + 4 * v);
+        dpbusd_broadcast(odd[v], w1, act + 4 * (V + v));
+      }
+    }
+    for (int v = 0; v < V; ++v) dots[v] = _mm512_add_epi32(dots[v], odd[v]);
+    const __m512 norm = _mm512_load_ps(norms + size_t(g) * kRowTileRows);
+    for (int v = 0; v < V; ++v) {
+      const __m512 d = _mm512_cvtepi32_ps(dots[v]);
+      acc[v] = _mm512_add_ps(acc[v], _mm512_mul_ps(d, _mm512_mul_ps(norm, _mm512_set1_ps(job.scales[f + v]))));
+    }
+  }
+  const __m512 cb_scale = _mm512_set1_ps(job.cb_scale);
+  for (int v = 0; v < V; ++v) {
+    _mm512_mask_storeu_ps(job.y + size_t(v0 + v) * job.y_stride + r0, live, _mm512_mul_ps(acc[v], cb_scale));
+  }
 }
 
 // VbmiPairs' tables from the code table e: t[k][i] = e[(i >> 2k) & 3], k = 0..2.
