@@ -495,44 +495,60 @@ TEST_CASE("cq_matmul: every tile shape, rows and vectors not multiples of the ti
   }
 }
 
+namespace {
+
+// The table of that name, or nullptr where this CPU/OS does not offer it.
+const KernelTable* table_named(const char* name) {
+  for (const KernelTable* t : cact::kernels::available_kernels()) {
+    if (std::string(t->name) == name) return t;
+  }
+  return nullptr;
+}
+
+// One randomised product of `table` against the scalar oracle, case `iter` of
+// a series: a random shape (whole groups every 4th case), codebook (an entry
+// -128 every 5th), activations (raw -128..127 every 3rd), row range (a tail
+// every 2nd) and output stride.
+void check_random_product(const KernelTable& table, std::mt19937& rng, uint32_t bits, int iter, uint32_t count) {
+  const KernelTable& scalar = cact::kernels::scalar_kernels();
+  const uint32_t out = 1 + uint32_t(rng() % 70);
+  const uint32_t in = iter % 4 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 5)) : 1 + uint32_t(rng() % 700);
+  auto rm = random_matrix(rng, out, in, bits);
+  Int8Codebook cb = random_codebook(rng, bits);
+  if (iter % 5 == 1) cb.q[rng() % 4] = -128;
+  QuantizedActivations a;
+  if (iter % 3 == 2) {
+    a = raw_activations(rng, in, count);  // -128..127, scales 1
+  } else {
+    const auto x = random_activations(rng, in, count);
+    scalar.quantize_activations(x.data(), in, count, a);
+  }
+  const uint32_t rb = iter % 2 == 0 ? 0 : uint32_t(rng() % out);
+  const uint32_t re = rb + 1 + uint32_t(rng() % (out - rb));
+  const size_t stride = out + rng() % 3;
+  const auto want = run_matmul(scalar, rm.m, cb, a, rb, re, stride);
+  const long d = first_difference(run_matmul(table, rm.m, cb, a, rb, re, stride), want);
+  INFO("table " << table.name << " bits " << bits << " out " << out << " in " << in << " count " << count << " rows ["
+                << rb << ", " << re << ") stride " << stride << " first diff " << d);
+  CHECK(d == -1);
+}
+
+}  // namespace
+
 TEST_CASE("cq_matmul: the avx512-vbmi row-lane tiles (CQ2, 8 or more vectors) equal scalar bit for bit") {
   // avx512-vbmi runs CQ2 and ternary products of >= 8 vectors with one row per
   // int32 lane: 16-row tiles decoded once (rows past the range repeat row 0),
   // whole blocks of 8 vectors, the other tiles for the leftover vectors.
-  const KernelTable* vbmi = nullptr;
-  for (const KernelTable* t : cact::kernels::available_kernels()) {
-    if (std::string(t->name) == "avx512-vbmi") vbmi = t;
-  }
+  const KernelTable* vbmi = table_named("avx512-vbmi");
   if (vbmi == nullptr) {
     MESSAGE("skipped: no avx512-vbmi table on this CPU/OS");
     return;
   }
   std::mt19937 rng(8080);
-  const KernelTable& scalar = cact::kernels::scalar_kernels();
   for (uint32_t bits : {2u, codec::kTernary}) {
     for (int iter = 0; iter < 24; ++iter) {
       const uint32_t counts[] = {8, 9, 15, 16, 23, 24, 64, 8 + uint32_t(rng() % 60)};
-      const uint32_t count = counts[iter % 8];
-      const uint32_t out = 1 + uint32_t(rng() % 70);
-      const uint32_t in = iter % 4 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 5)) : 1 + uint32_t(rng() % 700);
-      auto rm = random_matrix(rng, out, in, bits);
-      Int8Codebook cb = random_codebook(rng, bits);
-      if (iter % 5 == 1) cb.q[rng() % 4] = -128;
-      QuantizedActivations a;
-      if (iter % 3 == 2) {
-        a = raw_activations(rng, in, count);  // -128..127, scales 1
-      } else {
-        const auto x = random_activations(rng, in, count);
-        scalar.quantize_activations(x.data(), in, count, a);
-      }
-      const uint32_t rb = iter % 2 == 0 ? 0 : uint32_t(rng() % out);
-      const uint32_t re = rb + 1 + uint32_t(rng() % (out - rb));
-      const size_t stride = out + rng() % 3;
-      const auto want = run_matmul(scalar, rm.m, cb, a, rb, re, stride);
-      const long d = first_difference(run_matmul(*vbmi, rm.m, cb, a, rb, re, stride), want);
-      INFO("bits " << bits << " out " << out << " in " << in << " count " << count << " rows [" << rb << ", " << re
-                   << ") stride " << stride << " first diff " << d);
-      CHECK(d == -1);
+      check_random_product(*vbmi, rng, bits, iter, counts[iter % 8]);
     }
   }
 }
@@ -541,10 +557,7 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit fo
   // avx512-amx runs products of >= 6 vectors on the tile unit: 16-row weight
   // blocks (leftover rows zero-padded), 16-vector blocks (leftover vectors
   // zero-padded), signed x signed dots (TDPBSSD, any int8 on both sides).
-  const KernelTable* amx = nullptr;
-  for (const KernelTable* t : cact::kernels::available_kernels()) {
-    if (std::string(t->name) == "avx512-amx") amx = t;
-  }
+  const KernelTable* amx = table_named("avx512-amx");
   if (amx == nullptr) {
     MESSAGE(
         "skipped: no avx512-amx table on this CPU/OS (needs AMX-INT8, AVX512-VBMI, tile data granted; "
@@ -552,31 +565,10 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit fo
     return;
   }
   std::mt19937 rng(6464);
-  const KernelTable& scalar = cact::kernels::scalar_kernels();
   for (uint32_t bits : kWidths) {
     for (int iter = 0; iter < 16; ++iter) {
       const uint32_t counts[] = {16, 17, 31, 32, 64, 6 + uint32_t(rng() % 60), 5, 6, 7, 15};
-      const uint32_t count = counts[iter % 10];
-      const uint32_t out = 1 + uint32_t(rng() % 70);
-      const uint32_t in = iter % 4 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 5)) : 1 + uint32_t(rng() % 700);
-      auto rm = random_matrix(rng, out, in, bits);
-      Int8Codebook cb = random_codebook(rng, bits);
-      if (iter % 5 == 1) cb.q[rng() % 4] = -128;
-      QuantizedActivations a;
-      if (iter % 3 == 2) {
-        a = raw_activations(rng, in, count);  // -128..127, scales 1
-      } else {
-        const auto x = random_activations(rng, in, count);
-        scalar.quantize_activations(x.data(), in, count, a);
-      }
-      const uint32_t rb = iter % 2 == 0 ? 0 : uint32_t(rng() % out);
-      const uint32_t re = rb + 1 + uint32_t(rng() % (out - rb));
-      const size_t stride = out + rng() % 3;
-      const auto want = run_matmul(scalar, rm.m, cb, a, rb, re, stride);
-      const long d = first_difference(run_matmul(*amx, rm.m, cb, a, rb, re, stride), want);
-      INFO("bits " << bits << " out " << out << " in " << in << " count " << count << " rows [" << rb << ", " << re
-                   << ") stride " << stride << " first diff " << d);
-      CHECK(d == -1);
+      check_random_product(*amx, rng, bits, iter, counts[iter % 10]);
     }
   }
   // Extremes against an integer reference: every product +-127*127 or 128*128,
@@ -601,7 +593,7 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit fo
         const auto got = run_matmul(*amx, rm.m, cb, a, 0, out, out);
         INFO("bits " << bits << " entry " << int(e) << " activation " << int(q));
         CHECK(got[0] == float(int32_t(in) * e * q));
-        CHECK(first_difference(got, run_matmul(scalar, rm.m, cb, a, 0, out, out)) == -1);
+        CHECK(first_difference(got, run_matmul(cact::kernels::scalar_kernels(), rm.m, cb, a, 0, out, out)) == -1);
       }
     }
   }
