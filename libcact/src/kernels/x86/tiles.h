@@ -521,10 +521,9 @@ __attribute__((always_inline)) inline __m512i vpmultishiftqb(__m512i control, __
 }
 
 // acc += dpbusd(w, the 4 bytes at a broadcast to every dword), with the
-// broadcast embedded in the instruction ({1to16}: a load-port µop; a separate
-// vpbroadcastd costs a port-5 µop beside the load here, the port the dots
-// share). Inline assembly also keeps the accumulator in one register (GCC 12
-// otherwise copies the accumulators between registers on every step).
+// broadcast embedded in the instruction ({1to16}, the load fused into the
+// dot). Inline assembly keeps the accumulator in one register: GCC 12 copies
+// the tile's accumulators between registers on every step otherwise.
 __attribute__((always_inline)) inline void dpbusd_broadcast(__m512i& acc, __m512i w, const int8_t* a) {
   __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const int32_t*>(a)));
 }
