@@ -46,10 +46,10 @@ void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begi
     for (int k = 0; k < 4; ++k) tiles.t512[k] = table512(job.tables[k]);
     if constexpr (U::kBits == 2) {
       for (int k = 0; k < 4; ++k) tiles.vbmi[k] = memo.vbmi[k];
-      // avx512-vbmi, 8 vectors or more: the row-lane tiles for whole blocks
-      // of 8 vectors, the tiles below for the rest.
-      if (job.vbmi && count >= kRowTileVectors) {
-        const uint32_t full = count / kRowTileVectors * kRowTileVectors;
+      // The row-lane tiles for whole blocks of 8 vectors (job.row_lane_vectors
+      // of them, see cq_matmul_impl), the tiles below for the rest.
+      if (job.row_lane_vectors > 0) {
+        const uint32_t full = job.row_lane_vectors;
         for (uint32_t r = row_begin; r < row_end; r += kRowTileRows) {
           const uint32_t rows = row_end - r < kRowTileRows ? row_end - r : kRowTileRows;
           decode_rows_vbmi(job, memo.vbmi[0], r, rows, job.row_tile);
@@ -97,9 +97,11 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
   // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
   const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
-  // avx512-vbmi, CQ2, 8 vectors or more: the row-lane tiles' activation blocks.
-  const uint32_t block_vectors =
-      kDot == Dot::kAvx512Vnni && vbmi && bits_per_index == 2 ? a.count / kRowTileVectors * kRowTileVectors : 0;
+  // avx512-vbmi, CQ2, 8 vectors or more, a row range of a whole row-lane tile
+  // or more (fewer rows, e.g. the Φ and probe products of 4-16 rows, would
+  // leave most lanes idle): the row-lane tiles' activation blocks.
+  const bool row_lanes = kDot == Dot::kAvx512Vnni && vbmi && bits_per_index == 2 && rows >= kRowTileRows;
+  const uint32_t block_vectors = row_lanes ? a.count / kRowTileVectors * kRowTileVectors : 0;
   const size_t blocks_bytes = round_up64(size_t(block_vectors) * w.in_pad);
   const size_t row_tile_bytes = block_vectors > 0 ? size_t(kRowTileRows) * (w.in_pad + groups * sizeof(float)) : 0;
   auto* base = static_cast<uint8_t*>(tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) +
@@ -173,6 +175,7 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   job.in_pad = w.in_pad;
   job.act = act;
   job.act_blocks = act_blocks;
+  job.row_lane_vectors = block_vectors;
   job.row_tile = act_blocks + blocks_bytes;
   job.act_abs = act_abs;
   job.corr = corr;

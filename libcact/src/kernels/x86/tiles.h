@@ -78,13 +78,14 @@ struct CqMatmulJob {
   // 8 vectors in column order, 4 columns of the 8 vectors after one another:
   // [block][group][4-column step][vector][4].
   const int8_t* act_blocks;
-  int8_t* row_tile;        // 16 rows decoded for the row-lane tiles (kRowTileRows × in_pad bytes, then their norms)
-  const uint8_t* act_abs;  // |act| (AVX2 only)
-  const int32_t* corr;     // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
-  float* norms;            // float norms of rows [row_begin, row_end): [row - row_begin][groups]
-  const uint8_t* half;     // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
-  bool paired;             // avx512-vnni, one vector, 2-bit indices: activations in cq_tile512_pairs' layout
-  bool vbmi;               // with `paired`: the tiles look up bytes with vpermb (avx512-vbmi table)
+  uint32_t row_lane_vectors;  // vectors the row-lane tiles take (whole blocks of 8; 0: none)
+  int8_t* row_tile;           // 16 rows decoded for the row-lane tiles (kRowTileRows × in_pad bytes, then their norms)
+  const uint8_t* act_abs;     // |act| (AVX2 only)
+  const int32_t* corr;        // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
+  float* norms;               // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  const uint8_t* half;        // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
+  bool paired;                // avx512-vnni, one vector, 2-bit indices: activations in cq_tile512_pairs' layout
+  bool vbmi;                  // with `paired`: the tiles look up bytes with vpermb (avx512-vbmi table)
   uint32_t row_begin;
   uint32_t rows;        // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
