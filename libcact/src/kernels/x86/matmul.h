@@ -116,10 +116,9 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   // [block][group][step][vector][4]: vector v's 4 columns of step s of group g.
   const uint32_t steps = w.in_pad / 4;
   for (uint32_t v = 0; v < block_vectors; ++v) {
-    const auto* src = reinterpret_cast<const uint32_t*>(activation_q(a) + size_t(v) * w.in_pad);
-    auto* dst = reinterpret_cast<uint32_t*>(act_blocks) + size_t(v / kRowTileVectors) * kRowTileVectors * steps +
-                v % kRowTileVectors;
-    for (uint32_t s = 0; s < steps; ++s) dst[size_t(s) * kRowTileVectors] = src[s];
+    const int8_t* src = activation_q(a) + size_t(v) * w.in_pad;
+    int8_t* dst = act_blocks + (size_t(v / kRowTileVectors) * kRowTileVectors * steps + v % kRowTileVectors) * 4;
+    for (uint32_t s = 0; s < steps; ++s) std::memcpy(dst + size_t(s) * kRowTileVectors * 4, src + 4 * s, 4);
   }
 
   const PermuteMasks& pm = masks_for(bits_per_index);
