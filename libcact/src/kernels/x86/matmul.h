@@ -104,15 +104,16 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   const uint32_t block_vectors = row_lanes ? a.count / kRowTileVectors * kRowTileVectors : 0;
   const size_t blocks_bytes = round_up64(size_t(block_vectors) * w.in_pad);
   const size_t row_tile_bytes = block_vectors > 0 ? size_t(kRowTileRows) * (w.in_pad + groups * sizeof(float)) : 0;
-  auto* base = static_cast<uint8_t*>(tls_scratch.get(act_total + round_up64(norm_count * sizeof(float)) +
-                                                     2 * factor_bytes + blocks_bytes + row_tile_bytes));
+  const size_t norms_bytes = round_up64(norm_count * sizeof(float));
+  auto* base = static_cast<uint8_t*>(
+      tls_scratch.get(act_total + norms_bytes + 2 * factor_bytes + blocks_bytes + row_tile_bytes));
   auto* act = reinterpret_cast<int8_t*>(base);
   uint8_t* act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
   auto* norms = reinterpret_cast<float*>(base + act_total);
-  auto* scales = reinterpret_cast<float*>(base + act_total + round_up64(norm_count * sizeof(float)));
-  auto* corr = reinterpret_cast<int32_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + factor_bytes);
-  auto* act_blocks =
-      reinterpret_cast<int8_t*>(base + act_total + round_up64(norm_count * sizeof(float)) + 2 * factor_bytes);
+  uint8_t* const factors = base + act_total + norms_bytes;
+  auto* scales = reinterpret_cast<float*>(factors);
+  auto* corr = reinterpret_cast<int32_t*>(factors + factor_bytes);
+  auto* act_blocks = reinterpret_cast<int8_t*>(factors + 2 * factor_bytes);
   // [block][group][step][vector][4]: vector v's 4 columns of step s of group g.
   const uint32_t steps = w.in_pad / 4;
   for (uint32_t v = 0; v < block_vectors; ++v) {

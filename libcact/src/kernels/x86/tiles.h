@@ -557,12 +557,13 @@ inline void decode_rows_vbmi(const CqMatmulJob& job, __m512i table, uint32_t r0,
   }
   const __m512i low_lanes = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
   const __m512i high_lanes = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  // Each lane's packed row; after the weights, the tile's float norms, [group][row].
   const uint8_t* row[kRowTileRows];
-  for (uint32_t r = 0; r < kRowTileRows; ++r) row[r] = job.packed + size_t(r < rows ? r0 + r : r0) * job.row_bytes;
-  // After the weights: the tile's float norms, [group][row].
   auto* norms = reinterpret_cast<float*>(weights + size_t(kRowTileRows) * job.in_pad);
   for (uint32_t r = 0; r < kRowTileRows; ++r) {
-    const float* from = job.norms + size_t((r < rows ? r0 + r : r0) - job.row_begin) * job.groups;
+    const uint32_t at = r < rows ? r0 + r : r0;
+    row[r] = job.packed + size_t(at) * job.row_bytes;
+    const float* from = job.norms + size_t(at - job.row_begin) * job.groups;
     for (uint32_t g = 0; g < job.groups; ++g) norms[g * kRowTileRows + r] = from[g];
   }
   const auto load32 = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
