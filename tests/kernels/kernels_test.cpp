@@ -506,13 +506,16 @@ const KernelTable* table_named(const char* name) {
 }
 
 // One randomised product of `table` against the scalar oracle, case `iter` of
-// a series: a random shape (whole groups every 4th case), codebook (an entry
-// -128 every 5th), activations (raw -128..127 every 3rd), row range (a tail
-// every 2nd) and output stride.
+// a series: a random shape (whole groups every 4th case, 9 to 24 groups —
+// wider than the tiles' group spans — every 7th), codebook (an entry -128
+// every 5th), activations (raw -128..127 every 3rd), row range (a tail every
+// 2nd) and output stride.
 void check_random_product(const KernelTable& table, std::mt19937& rng, uint32_t bits, int iter, uint32_t count) {
   const KernelTable& scalar = cact::kernels::scalar_kernels();
   const uint32_t out = 1 + uint32_t(rng() % 70);
-  const uint32_t in = iter % 4 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 5)) : 1 + uint32_t(rng() % 700);
+  const uint32_t in = iter % 7 == 3   ? codec::kGroup * (9 + uint32_t(rng() % 16)) - uint32_t(rng() % 2) * 37
+                      : iter % 4 == 0 ? codec::kGroup * (1 + uint32_t(rng() % 5))
+                                      : 1 + uint32_t(rng() % 700);
   auto rm = random_matrix(rng, out, in, bits);
   Int8Codebook cb = random_codebook(rng, bits);
   if (iter % 5 == 1) cb.q[rng() % 4] = -128;
