@@ -70,6 +70,10 @@ int run_tool(const char* tool, CLI::App& cli, int argc, char** argv, const std::
     const std::string hint = unknown_name_hint(cli, argc, argv);
     std::fprintf(stderr, "%s: %s (see --help)\n", tool, hint.empty() ? e.what() : hint.c_str());
     return 2;
+  } catch (...) {
+    // A callback run during parsing failed (--version with an unknown
+    // CACT_ISA): the same one-line message and exit code as in the body.
+    return run_guarded(tool, []() -> int { throw; });
   }
   // A tool's own --quiet (cact-run's) is read the same way.
   const CLI::Option* own = cli.get_option_no_throw("--quiet");

@@ -3,6 +3,7 @@
 // exit 2 with the nearest name suggested.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -39,6 +40,12 @@ TEST_CASE("every tool: --version names the version, the git revision and the ker
     const auto full = run_shell(tool_path(tool) + " --version >/dev/full");
     CHECK(full.code == 1);
     CHECK(full.err == tool + ": cannot write to standard output: No space left on device\n");
+    // An unknown CACT_ISA is bad input here too: one line naming it, exit 1.
+    const auto isa = run_app(tool, {"--version"}, {}, "CACT_ISA=avx9 ");
+    CHECK(isa.code == 1);
+    CHECK(isa.out.empty());
+    CHECK(isa.err.rfind(tool + ": CACT_ISA=\"avx9\" names no instruction set level", 0) == 0);
+    CHECK(std::count(isa.err.begin(), isa.err.end(), '\n') == 1);
   }
 }
 
