@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # cact against llama.cpp at equal compute, both measured in one run, interleaved
-# (docs/PERFORMANCE.md "Against llama.cpp").
+# (docs/PERFORMANCE.md "Results").
 #
-#   bench/compare_llama.sh [--rounds N] [--work DIR] [--build DIR]
+#   bench/compare_llama.sh [--rounds N] [--also ISA[,ISA...]] [--work DIR] [--build DIR]
 #
-#   --rounds N   rounds of (cact, llama.cpp Q2_K, llama.cpp Q4_0), default 3
+#   --rounds N   interleaved rounds, default 3
+#   --also ISAS  more cact columns, one per CACT_ISA level (e.g. avx512-vbmi on an AMX CPU)
 #   --work DIR   where llama.cpp is built and the models are written (default
 #                /tmp/cact-compare; reused by later runs)
 #   --build DIR  cact's Release build directory (default build/release; built if missing)
@@ -13,24 +14,29 @@
 # is built here as a measuring stick and never linked into or copied into cact.
 # cact runs `bench_engine --rates` on the synthetic needle3 archive; llama.cpp runs
 # `llama-bench` (tg128, pp512) on a random Llama of the same multiply-accumulates
-# per token. Prints one table of medians and the ratio of cact to the better
-# llama.cpp format, then the machine it ran on. If the native llama.cpp fails a
+# per token. A round runs, one after the other: cact (best kernel table), cact
+# under each --also level, cact's scalar twin (CACT_ISA=scalar), cact's
+# `--layers 8` rung, llama.cpp Q2_K and llama.cpp Q4_0. Prints one table of
+# medians with the ratio of cact to the better llama.cpp format and to its own
+# scalar twin, then the machine it ran on. If the native llama.cpp fails a
 # smoke run on an AMX CPU (its AMX path crashes on some guests), its AVX-512 build
 # without AMX is measured instead, and the output says so.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 peers="$root/../shared/peers"
 rounds=3
+also=()
 work=/tmp/cact-compare
 build="$root/build/release"
 
 usage() {
-  sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 while (($#)); do
   case "$1" in
     --rounds) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || usage; rounds=$2; shift 2 ;;
+    --also) [[ $# -ge 2 && $2 =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] || usage; IFS=, read -ra also <<<"$2"; shift 2 ;;
     --work) [[ $# -ge 2 ]] || usage; work=$2; shift 2 ;;
     --build) [[ $# -ge 2 ]] || usage; build=$2; shift 2 ;;
     -h|--help) usage ;;
@@ -52,11 +58,18 @@ if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   apt-get install -y python3-numpy >/dev/null
 fi
 
-if [[ ! -x $build/bench/bench_engine || ! -x $build/apps/cact-build ]]; then
+if [[ ! -x $build/bench/bench_engine || ! -x $build/apps/cact-build || ! -x $build/apps/cact-slice ]]; then
   log "building cact (Release) in $build"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target bench_engine cact-build >/dev/null
+  cmake --build "$build" -j"$(nproc)" --target bench_engine cact-build cact-slice >/dev/null
 fi
+# An --also level this CPU or build lacks fails here, before anything is measured.
+for isa in "${also[@]}"; do
+  CACT_ISA=$isa "$build/apps/cact-slice" --version >/dev/null || {
+    echo "compare_llama: --also $isa: not a CACT_ISA level this machine runs" >&2
+    exit 2
+  }
+done
 
 cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
 llama="$work/llama.cpp"
@@ -79,6 +92,8 @@ fi
 # write by cact's own writer is the state the figures are meant to show.
 archive="$work/needle3.cact"
 "$build/apps/cact-build" synth "$archive" --preset needle3 -q
+rung="$work/needle3.l8.cact"
+"$build/apps/cact-slice" "$archive" "$rung" --layers 8 -q >/dev/null
 if [[ ! -f $work/equal.Q4_0.gguf || ! -f $work/equal.Q2_K.gguf ]]; then
   log "writing the equal-compute Llama (make_gguf.py) and its Q2_K and Q4_0 quantisations"
   PYTHONPATH="$llama/gguf-py" /usr/bin/python3 "$peers/make_gguf.py" "$work/equal.f32.gguf" f32 >/dev/null
@@ -112,9 +127,16 @@ fi
 
 results="$work/results.jsonl"
 : >"$results"
+cact_rates() {  # cact_rates ENGINE ARCHIVE [CACT_ISA]: one line of results
+  log "round $r of $rounds: $1"
+  printf '{"engine": "%s", "rates": %s}\n' "$1" \
+    "$(env ${3:+CACT_ISA=$3} "$build/bench/bench_engine" --rates "$2")" >>"$results"
+}
 for ((r = 1; r <= rounds; ++r)); do
-  log "round $r of $rounds: cact"
-  printf '{"engine": "cact", "rates": %s}\n' "$("$build/bench/bench_engine" --rates "$archive")" >>"$results"
+  cact_rates cact "$archive"
+  for isa in "${also[@]}"; do cact_rates "cact $isa" "$archive" "$isa"; done
+  cact_rates "cact scalar" "$archive" scalar
+  cact_rates "cact 8-layer rung" "$rung"
   for q in Q2_K Q4_0; do
     log "round $r of $rounds: llama.cpp $q"
     # Flash attention on and off: the better counts (it helps on some CPUs only).
@@ -124,7 +146,7 @@ for ((r = 1; r <= rounds; ++r)); do
   done
 done
 
-python3 - "$results" <<'EOF'
+python3 - "$results" "${also[@]}" <<'EOF'
 import json, statistics, sys
 
 rows = {"decode, 1 thread": ("decode_1t", 0, 128, 1), "decode, 2 threads": ("decode_2t", 0, 128, 2),
@@ -133,22 +155,26 @@ samples = {}  # (engine, row) -> per-round figures
 for line in open(sys.argv[1]):
     entry = json.loads(line)
     for row, (key, n_prompt, n_gen, threads) in rows.items():
-        if entry["engine"] == "cact":
+        if entry["engine"].startswith("cact"):
             value = entry["rates"][key]
         else:
             value = max(run["avg_ts"] for run in entry["runs"]
                         if run["n_prompt"] == n_prompt and run["n_gen"] == n_gen and run["n_threads"] == threads)
         samples.setdefault((entry["engine"], row), []).append(value)
 
-engines = ["cact", "llama.cpp Q2_K", "llama.cpp Q4_0"]
+peers = ["llama.cpp Q2_K", "llama.cpp Q4_0"]
+cacts = ["cact"] + ["cact " + isa for isa in sys.argv[2:]]
+columns = cacts + peers + [c + " ÷ best" for c in cacts] + ["cact scalar", "cact ÷ scalar", "cact 8-layer rung"]
 rounds = len(samples[("cact", "decode, 1 thread")])
-print(f"tok/s, median of {rounds} interleaved rounds")
-print("| tok/s | " + " | ".join(engines) + " | cact ÷ best |")
-print("|---|" + "---|" * (len(engines) + 1))
+print(f"tok/s, median of {rounds} interleaved rounds; ÷ best: against the better llama.cpp format")
+print("| tok/s | " + " | ".join(columns) + " |")
+print("|---|" + "---|" * len(columns))
 for row in rows:
-    med = {e: statistics.median(samples[(e, row)]) for e in engines}
-    best_peer = max(med[e] for e in engines[1:])
-    print(f"| {row} | " + " | ".join(f"{med[e]:.0f}" for e in engines) + f" | {med['cact'] / best_peer:.2f} |")
+    med = {e: statistics.median(samples[(e, row)]) for e in cacts + peers + ["cact scalar", "cact 8-layer rung"]}
+    best_peer = max(med[e] for e in peers)
+    cells = [f"{med[e]:.0f}" for e in cacts + peers] + [f"{med[c] / best_peer:.2f}" for c in cacts]
+    cells += [f"{med['cact scalar']:.1f}", f"{med['cact'] / med['cact scalar']:.0f}", f"{med['cact 8-layer rung']:.0f}"]
+    print(f"| {row} | " + " | ".join(cells) + " |")
 EOF
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
@@ -156,7 +182,9 @@ isa=""
 for f in avx2 avx_vnni avx512f avx512_vnni avx512vbmi amx_int8; do
   [[ $cpu_flags == *" $f "* ]] && isa+="$f "
 done
-table=$(sed -n 's/.*"table": "\([^"]*\)".*/\1/p' "$results" | head -n 1)
-echo "machine: $cpu, $(nproc) cores; ISA: ${isa:-baseline}; cact table: $table"
+# Which table each cact column ran (the first round says it for all).
+table=$(sed -n 's/^{"engine": "\(cact[^"]*\)", "rates": {"table": "\([^"]*\)".*/\1 = \2/p' "$results" |
+  awk '!seen[$0]++' | paste -sd ';' | sed 's/;/; /g')
+echo "machine: $cpu, $(nproc) cores; ISA: ${isa:-baseline}; cact tables: $table"
 echo "cact $(git -C "$root" describe --always --dirty 2>/dev/null || echo '?'), llama.cpp $(basename "$snapshot" .tar.xz), $(date -u +%Y-%m-%d)"
 if [[ -n ${llama_note:-} ]]; then echo "$llama_note"; fi
