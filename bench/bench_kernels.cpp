@@ -17,8 +17,9 @@
 //                 (copies of it cycled so that >= 48 MB pass between reuses), plus
 //                 the 1-vector activation quantiser and dequantize_row
 //     --prefill   the prefill set instead: [768, 768], [2304, 768], [768, 3072],
-//                 CQ2 and CQ4, 16 / 32 / 64 vectors, the SIMD tables (no scalar: too
-//                 slow), "x vnni" = speed-up over avx512-vnni
+//                 CQ2 and CQ4, and the [4, 3072] and [8, 3072] CQ4 slices of the
+//                 mHC Phi tasks, 16 / 32 / 64 vectors, the SIMD tables (no scalar:
+//                 too slow), "x vnni" = speed-up over avx512-vnni
 //     --peak      MACs per cycle against the ISA's peak: the core clock (a chain of
 //                 dependent multiplies), each SIMD table's dot-product instruction at full
 //                 throughput, and the table's products at the prefill shape
@@ -206,17 +207,17 @@ void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& 
     if (std::strcmp(tables[i]->name, "avx512-vnni") == 0) ref = i;
   }
   std::printf("%-18s %-7s %-13s %10s %9s %9s\n", "matrix", "vectors", "table", "us/call", "GMAC/s", "x vnni");
-  const uint32_t shapes[][2] = {{768, 768}, {2304, 768}, {768, 3072}};
-  for (uint32_t bits : {2u, 4u}) {
-    for (const auto& shape : shapes) {
-      const Matrix mx = make_matrix(shape[0], shape[1], bits, rng);
-      for (uint32_t count : {16u, 32u, 64u}) {
-        const auto secs = seconds_per_product(tables, mx, count, rng);
-        for (size_t i = 0; i < tables.size(); ++i) {
-          const double macs = double(mx.out) * mx.m.in_pad * count;
-          std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name, secs[i] * 1e6,
-                      macs / secs[i] / 1e9, secs[ref] / secs[i]);
-        }
+  // The last two: the 4- and 8-row CQ4 slices a prefill chunk's mHC Phi tasks run (Linear::apply_small).
+  const uint32_t shapes[][3] = {{768, 768, 2},  {2304, 768, 2}, {768, 3072, 2}, {768, 768, 4},
+                                {2304, 768, 4}, {768, 3072, 4}, {4, 3072, 4},   {8, 3072, 4}};
+  for (const auto& shape : shapes) {
+    const Matrix mx = make_matrix(shape[0], shape[1], shape[2], rng);
+    for (uint32_t count : {16u, 32u, 64u}) {
+      const auto secs = seconds_per_product(tables, mx, count, rng);
+      for (size_t i = 0; i < tables.size(); ++i) {
+        const double macs = double(mx.out) * mx.m.in_pad * count;
+        std::printf("%-18s %-7u %-13s %10.1f %9.2f %9.2f\n", mx.label.c_str(), count, tables[i]->name, secs[i] * 1e6,
+                    macs / secs[i] / 1e9, secs[ref] / secs[i]);
       }
     }
   }

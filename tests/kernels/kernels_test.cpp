@@ -574,6 +574,23 @@ TEST_CASE("cq_matmul: the AMX-INT8 tiles (6 or more vectors) equal scalar bit fo
       check_random_product(*amx, rng, bits, iter, counts[iter % 10]);
     }
   }
+  // Slices of 1 to 7 rows: the tile unit from 32 vectors, the vbmi tiles below.
+  for (uint32_t bits : kWidths) {
+    for (uint32_t rows = 1; rows < 8; ++rows) {
+      const uint32_t out = rows + 3 + uint32_t(rng() % 20), in = 1 + uint32_t(rng() % 600);
+      const uint32_t count = rows % 2 == 0 ? 32 + uint32_t(rng() % 40) : 6 + uint32_t(rng() % 26);
+      auto rm = random_matrix(rng, out, in, bits);
+      const Int8Codebook cb = random_codebook(rng, bits);
+      QuantizedActivations a;
+      const auto x = random_activations(rng, in, count);
+      cact::kernels::scalar_kernels().quantize_activations(x.data(), in, count, a);
+      const uint32_t rb = uint32_t(rng() % (out - rows + 1));
+      INFO("bits " << bits << " rows [" << rb << ", " << rb + rows << ") of " << out << " in " << in << " count "
+                   << count);
+      CHECK(first_difference(run_matmul(*amx, rm.m, cb, a, rb, rb + rows, out),
+                             run_matmul(cact::kernels::scalar_kernels(), rm.m, cb, a, rb, rb + rows, out)) == -1);
+    }
+  }
   // Extremes against an integer reference: every product +-127*127 or 128*128,
   // 3 groups (|dot| <= 3 * 128^3 < 2^24 converts exactly).
   const uint32_t in = 3 * codec::kGroup, out = 19, count = 33;

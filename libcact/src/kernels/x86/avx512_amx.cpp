@@ -34,9 +34,11 @@ constexpr uint32_t kVecs = 16;  // activation vectors per result tile (N)
 // (docs/KERNELS.md "AMX-INT8 tiles").
 constexpr uint32_t kMinVectors = 6;
 // A slice of fewer rows pads the 16-row weight tile with zeros; the
-// avx512-vbmi tiles do such slices for less (e.g. the probe heads' 4-row
-// products).
+// avx512-vbmi tiles do such slices for less (the probe heads' 4-row products
+// of a 16-token fold in decode), unless a whole prefill chunk of vectors
+// shares the padded tile (the mHC Phi's 4-row tasks).
 constexpr uint32_t kMinRows = 8;
+constexpr uint32_t kMinVectorsFewRows = 32;
 // One (vector block, group) of activations in the B-tile (VNNI) layout: two
 // tiles (columns [0, 64) and [64, 128) of the group), each 16 rows of 64 bytes:
 // row k, bytes 4n..4n+3 = vector n's activations 4k..4k+3 of that half.
@@ -289,7 +291,8 @@ thread_local SimdScratch tls_amx_scratch;
 void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
                uint32_t row_end, float* y, size_t y_stride) {
   if (row_begin >= row_end || a.count == 0) return;
-  if (a.count < kMinVectors || row_end - row_begin < kMinRows || !simd_matmul_ok(w, cb, a, /*no_minus128=*/false)) {
+  const bool few_rows = row_end - row_begin < kMinRows;
+  if (a.count < (few_rows ? kMinVectorsFewRows : kMinVectors) || !simd_matmul_ok(w, cb, a, /*no_minus128=*/false)) {
     kAvx512VbmiKernels.cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
     return;
   }
