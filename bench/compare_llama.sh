@@ -2,10 +2,11 @@
 # cact against llama.cpp at equal compute, both measured in one run, interleaved
 # (docs/PERFORMANCE.md "Results").
 #
-#   bench/compare_llama.sh [--rounds N] [--also ISA[,ISA...]] [--work DIR] [--build DIR]
+#   bench/compare_llama.sh [--rounds N] [--also ISAS] [--work DIR] [--build DIR]
 #
 #   --rounds N   interleaved rounds, default 3
-#   --also ISAS  more cact columns, one per CACT_ISA level (e.g. avx512-vbmi on an AMX CPU)
+#   --also ISAS  more cact columns, one per CACT_ISA level in the comma-separated
+#                list (e.g. avx512-vbmi on an AMX CPU)
 #   --work DIR   where llama.cpp is built and the models are written (default
 #                /tmp/cact-compare; reused by later runs)
 #   --build DIR  cact's Release build directory (default build/release; built if missing)
@@ -29,9 +30,11 @@ also=()
 work=/tmp/cact-compare
 build="$root/build/release"
 
-usage() {
-  sed -n '5,11p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
+usage() {  # usage [CODE]: the help text, to stdout for --help (CODE 0), else to stderr (exit 2)
+  local code=${1:-2} text
+  text=$(sed -n '5,12p' "$0" | sed 's/^# \{0,1\}//')
+  if ((code == 0)); then echo "$text"; else echo "$text" >&2; fi
+  exit "$code"
 }
 while (($#)); do
   case "$1" in
@@ -39,7 +42,7 @@ while (($#)); do
     --also) [[ $# -ge 2 && $2 =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] || usage; IFS=, read -ra also <<<"$2"; shift 2 ;;
     --work) [[ $# -ge 2 ]] || usage; work=$2; shift 2 ;;
     --build) [[ $# -ge 2 ]] || usage; build=$2; shift 2 ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     *) echo "compare_llama: unknown argument '$1'" >&2; usage ;;
   esac
 done
@@ -65,10 +68,10 @@ if [[ ! -x $build/bench/bench_engine || ! -x $build/apps/cact-build || ! -x $bui
 fi
 # An --also level this CPU or build lacks fails here, before anything is measured.
 for isa in "${also[@]}"; do
-  CACT_ISA=$isa "$build/apps/cact-slice" --version >/dev/null || {
-    echo "compare_llama: --also $isa: not a CACT_ISA level this machine runs" >&2
+  if ! err=$(CACT_ISA=$isa "$build/apps/cact-slice" --version 2>&1 >/dev/null); then
+    echo "compare_llama: --also $isa: ${err#cact-slice: }" >&2
     exit 2
-  }
+  fi
 done
 
 cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
@@ -107,7 +110,8 @@ fi
 # llama-bench on some AMX guests: there the peer is measured on its AVX-512 path,
 # a build with every x86 extension of this CPU except AMX.
 bench_bin="$llama/build/bin/llama-bench"
-if ! "$bench_bin" -m "$work/equal.Q4_0.gguf" -p 8 -n 2 -r 1 -t 1 >/dev/null 2>&1; then
+# (In a subshell with its stderr redirected: bash's "Segmentation fault" notice goes there too.)
+if ! ("$bench_bin" -m "$work/equal.Q4_0.gguf" -p 8 -n 2 -r 1 -t 1) >/dev/null 2>&1; then
   if [[ $cpu_flags != *" amx_int8 "* ]]; then
     echo "compare_llama: llama-bench fails on $work/equal.Q4_0.gguf" >&2
     exit 1
@@ -185,6 +189,7 @@ done
 # Which table each cact column ran (the first round says it for all).
 table=$(sed -n 's/^{"engine": "\(cact[^"]*\)", "rates": {"table": "\([^"]*\)".*/\1 = \2/p' "$results" |
   awk '!seen[$0]++' | paste -sd ';' | sed 's/;/; /g')
+isa=${isa% }
 echo "machine: $cpu, $(nproc) cores; ISA: ${isa:-baseline}; cact tables: $table"
 echo "cact $(git -C "$root" describe --always --dirty 2>/dev/null || echo '?'), llama.cpp $(basename "$snapshot" .tar.xz), $(date -u +%Y-%m-%d)"
 if [[ -n ${llama_note:-} ]]; then echo "$llama_note"; fi
