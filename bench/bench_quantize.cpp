@@ -1,5 +1,6 @@
 // bench_quantize: peak memory and speed of `cact-build checkpoint` on the
-// needle3 geometry from F32 safetensors.
+// needle3 geometry from F32 safetensors, and of cact-quant's commands on the
+// same geometry.
 //
 //   bench_quantize [--threads N] [--reps R] [--work DIR]
 //
@@ -15,7 +16,11 @@
 // build tree with --threads N (default 1), a freshly exec'd child; printed are
 // the best wall time, its CPU time, ns per weight (wall and CPU over every
 // weight of the checkpoint) and the child's peak RSS (ru_maxrss, VmHWM).
+// Then, the same way, cact-quant on the synthetic archive: requantize to CQ3
+// (--requantize), dequantize to F32 safetensors, and report --reference
+// against the float checkpoint (ns per weight over the archive's weights).
 #include <sys/resource.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,6 +88,8 @@ Run run_build(const std::vector<std::string>& args) {
   const auto t0 = Clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);  // cact-quant report's table is not ours to print
+    if (null >= 0) dup2(null, 1);
     execv(argv[0], argv.data());
     _exit(127);
   }
@@ -95,6 +102,26 @@ Run run_build(const std::vector<std::string>& args) {
   r.max_rss_kb = usage.ru_maxrss;
   r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return r;
+}
+
+// The fastest of `reps` runs, with the highest peak RSS of all of them; ok false if one failed.
+Run best_of(int reps, const std::vector<std::string>& args) {
+  Run best;
+  long peak = 0;
+  for (int r = 0; r < reps; ++r) {
+    const Run run = run_build(args);
+    if (!run.ok) return run;
+    if (!best.ok || run.wall < best.wall) best = run;
+    peak = std::max(peak, run.max_rss_kb);
+  }
+  best.max_rss_kb = peak;
+  return best;
+}
+
+// The columns both tables end in: wall s, ns per weight (wall, CPU), peak RSS MiB.
+void print_figures(uint64_t weights, const Run& run) {
+  std::printf("%9.2f %8.1f %8.1f %12.1f\n", run.wall, run.wall * 1e9 / double(weights), run.cpu * 1e9 / double(weights),
+              double(run.max_rss_kb) / 1024.0);
 }
 
 }  // namespace
@@ -124,9 +151,13 @@ int main(int argc, char** argv) {
     }
   }
   const fs::path cact_build = fs::path(CACT_BINARY_DIR) / "apps" / "cact-build";
-  if (!fs::exists(cact_build)) {
-    std::fprintf(stderr, "bench_quantize: %s is missing: build the cact-build target\n", cact_build.c_str());
-    return 1;
+  const fs::path cact_quant = fs::path(CACT_BINARY_DIR) / "apps" / "cact-quant";
+  for (const fs::path& tool : {cact_build, cact_quant}) {
+    if (!fs::exists(tool)) {
+      std::fprintf(stderr, "bench_quantize: %s is missing: build the %s target\n", tool.c_str(),
+                   tool.filename().c_str());
+      return 1;
+    }
   }
   try {
     fs::create_directories(work);
@@ -145,21 +176,40 @@ int main(int argc, char** argv) {
       const auto checkpoint = cact::safetensors::File::open(input);
       for (const auto& t : checkpoint.tensors()) weights += t.elements();
       const fs::path out = work / (std::string(name) + ".cact");
-      Run best;
-      long peak = 0;
-      for (int r = 0; r < reps; ++r) {
-        const Run run = run_build({cact_build.string(), "checkpoint", input.string(), geometry.string(), out.string(),
-                                   "--tokenizer", archive.string(), "--threads", std::to_string(threads), "-q"});
-        if (!run.ok) {
-          std::fprintf(stderr, "bench_quantize: cact-build checkpoint %s failed\n", input.c_str());
-          return 1;
-        }
-        if (!best.ok || run.wall < best.wall) best = run;
-        peak = std::max(peak, run.max_rss_kb);
+      const Run best = best_of(reps, {cact_build.string(), "checkpoint", input.string(), geometry.string(),
+                                      out.string(), "--tokenizer", archive.string(), "--threads",
+                                      std::to_string(threads), "-q"});
+      if (!best.ok) {
+        std::fprintf(stderr, "bench_quantize: cact-build checkpoint %s failed\n", input.c_str());
+        return 1;
       }
-      std::printf("%-8s %10llu %10.1f %9.2f %8.1f %8.1f %12.1f\n", name, (unsigned long long)weights,
-                  double(fs::file_size(input)) / 1e6, best.wall, best.wall * 1e9 / double(weights),
-                  best.cpu * 1e9 / double(weights), double(peak) / 1024.0);
+      std::printf("%-8s %10llu %10.1f ", name, (unsigned long long)weights, double(fs::file_size(input)) / 1e6);
+      print_figures(weights, best);
+    }
+
+    uint64_t weights = 0;
+    for (const cact::Record& r : model.records()) weights += r.dtype == cact::Dtype::RAW ? 0 : r.elements();
+    const std::string t = std::to_string(threads), in = archive.string();
+    const fs::path requantized = work / "requantized.cact", dequantized = work / "dequantized.safetensors";
+    std::printf("\ncact-quant on the needle3 archive (%llu weights), --threads %u, best of %d\n",
+                (unsigned long long)weights, threads, reps);
+    std::printf("%-22s %9s %8s %8s %12s\n", "command", "wall s", "ns/w", "CPU ns/w", "peak RSS MiB");
+    const std::pair<const char*, std::vector<std::string>> commands[] = {
+        {"requantize (to CQ3)",
+         {"requantize", in, requantized.string(), "--bits", "default=3", "--requantize", "--threads", t, "-q"}},
+        {"dequantize (to F32)", {"dequantize", in, dequantized.string(), "--threads", t, "-q"}},
+        {"report --reference", {"report", in, "--reference", floats.string(), "--threads", t, "-q"}},
+    };
+    for (const auto& [name, args] : commands) {
+      std::vector<std::string> command{cact_quant.string()};
+      command.insert(command.end(), args.begin(), args.end());
+      const Run best = best_of(reps, command);
+      if (!best.ok) {
+        std::fprintf(stderr, "bench_quantize: cact-quant %s failed\n", name);
+        return 1;
+      }
+      std::printf("%-22s ", name);
+      print_figures(weights, best);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_quantize: %s\n", e.what());

@@ -92,7 +92,7 @@ InputFile::~InputFile() {
 
 Model open_model(const InputFile& file) {
   try {
-    return Model::from_bytes(file.bytes());
+    return Model::from_bytes(file.bytes(), /*file_mapping=*/true);  // a MappedFile, or the spooled memfd's mapping
   } catch (const Error& e) {
     fail(file.name() + ": " + e.what());
   }

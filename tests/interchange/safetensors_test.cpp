@@ -162,3 +162,31 @@ TEST_CASE("safetensors: only F32, F16 and BF16 convert to floats") {
   CHECK(error_of([&] { to_float(*f.find("ids")); }) ==
         "tensor \"ids\": dtype I64 is not a float type (F32, F16 or BF16)");
 }
+
+TEST_CASE("safetensors: for_each_chunk and read_floats give to_float's values in order, in chunks") {
+  std::vector<float> values(10);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = float(i) * 0.5f - 2.0f;
+  std::vector<OwnedTensor> ts;
+  ts.push_back(f32_tensor("t", {2, 5}, values));
+  OwnedTensor h;
+  h.spec = {"h", DType::F16, {3}};
+  h.bytes = {0x00, 0x3C, 0x00, 0xC0, 0x00, 0x00};  // 1, -2, 0
+  ts.push_back(h);
+  const auto bytes = serialize(ts, {});
+  const File f = File::from_bytes(bytes);
+  std::vector<uint64_t> firsts, sizes;
+  std::vector<float> seen;
+  f.for_each_chunk(*f.find("t"), 4, [&](uint64_t first, std::span<const float> v) {
+    firsts.push_back(first);
+    sizes.push_back(v.size());
+    seen.insert(seen.end(), v.begin(), v.end());
+  });
+  CHECK(firsts == std::vector<uint64_t>{0, 4, 8});
+  CHECK(sizes == std::vector<uint64_t>{4, 4, 2});
+  CHECK(seen == values);
+  CHECK(f.read_floats(*f.find("t")) == values);
+  CHECK(f.read_floats(*f.find("h")) == std::vector<float>{1.0f, -2.0f, 0.0f});
+  size_t calls = 0;
+  f.for_each_chunk(*f.find("h"), 0, [&](uint64_t, std::span<const float> v) { calls += v.size() == 1 ? 1 : 100; });
+  CHECK(calls == 3);  // a chunk of 0 elements reads one at a time
+}

@@ -6,7 +6,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -165,4 +168,51 @@ TEST_CASE("prefault_dense maps the per-token pages up front") {
   CHECK(without >= 3);  // the reads do fault without it (else this test could not fail)
   CHECK(with == 0);
   MESSAGE("faults without " << without << ", with " << with);
+}
+
+namespace {
+
+// This process's resident file-backed KiB ("RssFile:" in /proc/self/status), -1 if unknown.
+long rss_file_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssFile:", 0) == 0) return std::atol(line.c_str() + 8);
+  }
+  return -1;
+}
+
+long sum_of(std::span<const uint8_t> bytes) {
+  long s = 0;
+  for (uint8_t b : bytes) s += b;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("Model::drop_pages gives a mapped blob's pages back; the blob reads the same after") {
+  const auto path = write_wide_archive();
+  const cact::Model m = cact::Model::open(path);
+  size_t big = 0;
+  for (size_t i = 0; i < m.records().size(); ++i) {
+    if (m.record(i).nbytes > m.record(big).nbytes) big = i;
+  }
+  const auto blob = m.blob(big);
+  REQUIRE(blob.size() > (size_t(1) << 20));
+  const long before = sum_of(blob);
+  const long touched = rss_file_kb();
+  m.drop_pages(big);
+  // The blob's whole pages are gone from the resident set (a margin for the
+  // pages at its ends and for whatever else the process maps meanwhile).
+  if (touched >= 0) CHECK(rss_file_kb() <= touched - long(blob.size() / 1024) + 64);
+  CHECK(sum_of(blob) == before);
+}
+
+TEST_CASE("Model::drop_pages never touches ordinary memory: from_bytes of a buffer keeps its bytes") {
+  std::ifstream in(cact::test::models_dir() / "license-tiny.cact", std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> copy = bytes;
+  const cact::Model m = cact::Model::from_bytes(bytes);
+  for (size_t i = 0; i < m.records().size(); ++i) m.drop_pages(i);
+  CHECK(bytes == copy);
 }

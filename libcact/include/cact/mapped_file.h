@@ -40,6 +40,11 @@ class MappedFile {
   int slot_ = -1;  // entry in the table mapped_path_at() searches, -1 = none
 };
 
+// MappedFile::drop_pages for any read-only private mapping of a file (a
+// MappedFile's, or a memfd's): never for ordinary memory, whose contents
+// MADV_DONTNEED would discard.
+void drop_mapped_pages(std::span<const uint8_t> part) noexcept;
+
 // The path of the live MappedFile whose bytes contain `address`, or nullptr.
 // Async-signal-safe: a SIGBUS handler uses it to tell "the file was truncated
 // by another process while mapped" from any other bus error.

@@ -33,8 +33,10 @@ class Model {
   // Map and check a file; throws cact::Error with the first problem, prefixed by
   // the path. The per-token blobs are advised to 2 MiB pages (advise_huge_pages).
   static Model open(const std::filesystem::path& path);
-  // Check a caller's buffer (which must outlive the Model).
-  static Model from_bytes(std::span<const uint8_t> bytes);
+  // Check a caller's buffer (which must outlive the Model). `file_mapping`:
+  // the buffer is a read-only private mapping of a file (or memfd), whose
+  // pages drop_pages may give back.
+  static Model from_bytes(std::span<const uint8_t> bytes, bool file_mapping = false);
 
   const Header& header() const { return header_; }
   std::span<const float> codebooks() const { return codebooks_; }
@@ -46,6 +48,10 @@ class Model {
   const std::string& name(size_t i) const { return canon_->specs()[i].name; }
   // "record 37 (layer01.v_proj)".
   std::string label(size_t i) const;
+  // Gives back the resident pages of record i's blob, so that a tool reading an
+  // archive once, tensor by tensor, holds only the current one (drop_mapped_pages;
+  // nothing for from_bytes of ordinary memory). The blob stays readable.
+  void drop_pages(size_t i) const;
 
   // Views. Throw cact::Error if the record's dtype does not fit.
   codec::CqMatrix matrix(size_t i) const;
@@ -74,6 +80,7 @@ class Model {
   static void advise_huge_pages(std::span<const uint8_t> mapping);
   void advise_small_tables() const;
   std::shared_ptr<MappedFile> file_;
+  bool file_mapping_ = false;  // bytes_ map a file read-only (open, or from_bytes told so)
   std::span<const uint8_t> bytes_;
   Header header_{};
   std::vector<float> codebooks_;

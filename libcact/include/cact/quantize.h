@@ -43,6 +43,9 @@ QuantizeResult quantize_matrix_mt(const float* w, uint32_t out, uint32_t in, uin
 
 // Every value of a CQ matrix, row-major [out, in].
 std::vector<float> dequantize_matrix_mt(const codec::CqMatrix& m, std::span<const float> codebook, unsigned threads);
+// The same values as little-endian F32 bytes into out (m.out · m.in · 4 bytes),
+// e.g. a safetensors writer's buffer, without a float copy in between.
+void dequantize_rows_into(const codec::CqMatrix& m, std::span<const float> codebook, uint8_t* out, unsigned threads);
 
 // Signal and error energy of an approximation of a reference.
 struct ErrorStats {
@@ -69,6 +72,13 @@ ErrorStats measure_error(std::span<const float> reference, std::span<const float
 // measure_error of dequantize_matrix_mt's values with row_length `in`.
 ErrorStats measure_cq_error(std::span<const float> reference, const codec::CqMatrix& m, std::span<const float> codebook,
                             unsigned threads);
+// measure_cq_error a chunk of rows at a time: per_row[k] = the error of row
+// row_begin + k against reference[k·m.in, (k+1)·m.in), for per_row.size() rows.
+// sum_in_order(all rows' errors) equals measure_cq_error.
+void measure_cq_rows(std::span<const float> reference, const codec::CqMatrix& m, std::span<const float> codebook,
+                     uint32_t row_begin, std::span<ErrorStats> per_row, unsigned threads);
+// The rows' errors added in row order (as measure_error and measure_cq_error do).
+ErrorStats sum_in_order(std::span<const ErrorStats> per_row);
 
 // One line of an error report.
 struct TensorReport {

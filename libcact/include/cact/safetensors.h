@@ -64,6 +64,16 @@ class File {
   // Once a tensor is consumed: drops its pages of the mapped file
   // (MappedFile::drop_pages); nothing for from_bytes. Its data stays readable.
   void drop_pages(const TensorView& tensor) const;
+  // use(first, values) for consecutive chunks of `chunk` elements of a tensor
+  // (the last one shorter) as floats (to_float's rules), each chunk's pages
+  // dropped once converted: a tensor of any size is read holding one chunk.
+  void for_each_chunk(const TensorView& tensor, uint64_t chunk,
+                      const std::function<void(uint64_t first, std::span<const float> values)>& use) const;
+  // Elements per chunk the streaming readers use (4 MiB of floats).
+  static constexpr uint64_t kChunkElements = uint64_t(1) << 20;
+  // Every element as floats, read through for_each_chunk: the tensor's pages
+  // are not left resident beside its floats.
+  std::vector<float> read_floats(const TensorView& tensor) const;
 
  private:
   File() = default;

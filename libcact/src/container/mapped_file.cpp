@@ -126,15 +126,21 @@ void MappedFile::release() noexcept {
 
 MappedFile::~MappedFile() { release(); }
 
-void MappedFile::drop_pages(std::span<const uint8_t> part) const noexcept {
+void drop_mapped_pages(std::span<const uint8_t> part) noexcept {
+  if (part.empty()) return;
   const auto begin = uintptr_t(part.data()), end = begin + part.size();
-  if (part.empty() || begin < uintptr_t(data_) || end > uintptr_t(data_) + size_) return;
   // Whole pages only: the pages at either end may hold bytes still to be read.
   const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
   const uintptr_t from = (begin + page - 1) & ~(page - 1), to = end & ~(page - 1);
   // Legal on a read-only private file mapping: nothing was written to it, so
   // the pages come back from the file as they were.
   if (to > from) (void)::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
+
+void MappedFile::drop_pages(std::span<const uint8_t> part) const noexcept {
+  const auto begin = uintptr_t(part.data()), end = begin + part.size();
+  if (part.empty() || begin < uintptr_t(data_) || end > uintptr_t(data_) + size_) return;
+  drop_mapped_pages(part);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(other.size_), slot_(other.slot_) {

@@ -305,34 +305,6 @@ BuildPlan plan_build(const safetensors::File& ckpt, const Header& geometry, cons
   return plan;
 }
 
-// Elements converted at a time (4 MiB of floats): the input pages behind a
-// chunk are dropped, so an FP16 tensor of any size holds only its blob.
-constexpr uint64_t kChunkElements = uint64_t(1) << 20;
-
-// `use(first, values)` for consecutive chunks of a tensor as floats, each
-// chunk's pages of the mapped checkpoint dropped once it is converted.
-void for_each_chunk(const safetensors::File& ckpt, const safetensors::TensorView& t,
-                    const std::function<void(uint64_t first, std::span<const float> values)>& use) {
-  const uint64_t n = t.elements();
-  const size_t size = safetensors::dtype_size(t.dtype);
-  safetensors::TensorView part{t.name, t.dtype, {0}, {}};
-  for (uint64_t first = 0; first < n; first += kChunkElements) {
-    part.shape[0] = std::min(kChunkElements, n - first);
-    part.data = t.data.subspan(first * size, part.shape[0] * size);
-    const std::vector<float> values = safetensors::to_float(part);
-    ckpt.drop_pages(part);
-    use(first, values);
-  }
-  ckpt.drop_pages(t);  // the pages chunks shared
-}
-
-std::vector<float> read_floats(const safetensors::File& ckpt, const safetensors::TensorView& t) {
-  std::vector<float> all;
-  all.reserve(t.elements());
-  for_each_chunk(ckpt, t, [&](uint64_t, std::span<const float> v) { all.insert(all.end(), v.begin(), v.end()); });
-  return all;
-}
-
 std::string not_finite_text(const std::string& who, const std::vector<uint64_t>& shape, uint64_t k, float v) {
   return who + ": element " + element_text(shape, k) + " is " + (std::isnan(v) ? "NaN" : "infinite") +
          " (weights must be finite)";
@@ -365,7 +337,7 @@ std::vector<uint8_t> fp16_blob(const safetensors::File& ckpt, const safetensors:
   if (values_read.size() == n) {
     convert(0, values_read);
   } else {
-    for_each_chunk(ckpt, t, convert);
+    ckpt.for_each_chunk(t, safetensors::File::kChunkElements, convert);
   }
   if (not_finite < n) fail(not_finite_text(who, shape, not_finite, not_finite_value));
   if (overflow < n) {
@@ -405,7 +377,7 @@ void convert_tensors(const safetensors::File& ckpt, const TokenizerBlob& tokeniz
     // FP16 tensors are converted chunk by chunk (fp16_blob); the rest, and
     // any tensor the report measures, are read whole.
     std::vector<float> values;
-    if (s.dtype != Dtype::FP16 || options.report) values = read_floats(ckpt, view);
+    if (s.dtype != Dtype::FP16 || options.report) values = ckpt.read_floats(view);
     if (s.dtype != Dtype::FP16) {
       for (size_t k = 0; k < values.size(); ++k) {
         if (!std::isfinite(values[k])) fail(not_finite_text(who, shape, k, values[k]));

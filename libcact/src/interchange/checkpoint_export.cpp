@@ -85,11 +85,9 @@ ExportResult export_checkpoint(const Model& model, const std::filesystem::path& 
     const auto blob = model.blob(i);
     bytes.resize(r.elements() * 4);
     switch (r.dtype) {
-      case Dtype::CQ: {
-        const std::vector<float> v = dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads);
-        std::memcpy(bytes.data(), v.data(), bytes.size());
+      case Dtype::CQ:
+        dequantize_rows_into(model.matrix(i), model.codebook_for(r.bits), bytes.data(), threads);
         break;
-      }
       case Dtype::FP16:
         for (size_t k = 0; k < r.elements(); ++k) {
           const float f = load_half(blob.data(), k);
@@ -102,6 +100,7 @@ ExportResult export_checkpoint(const Model& model, const std::filesystem::path& 
       case Dtype::RAW:
         fail("internal: RAW tensor " + canon[i].name + " before the last position");
     }
+    model.drop_pages(i);  // read once: the input stays resident one tensor at a time
     done += r.elements();
   });
   if (options.progress) options.progress({total, total, ""});

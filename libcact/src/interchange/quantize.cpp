@@ -2,6 +2,7 @@
 #include "cact/quantize.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -164,6 +165,17 @@ std::vector<float> dequantize_matrix_mt(const codec::CqMatrix& m, std::span<cons
   return values;
 }
 
+void dequantize_rows_into(const codec::CqMatrix& m, std::span<const float> codebook, uint8_t* out, unsigned threads) {
+  static_assert(std::endian::native == std::endian::little, "F32 bytes are written in the host's order");
+  parallel_for(m.out, threads, [&](size_t begin, size_t end) {
+    std::vector<float> row(m.in);
+    for (size_t r = begin; r < end; ++r) {
+      codec::dequantize_row(m, uint32_t(r), codebook, row.data());
+      std::memcpy(out + r * m.in * sizeof(float), row.data(), m.in * sizeof(float));
+    }
+  });
+}
+
 double ErrorStats::relative_mse() const {
   if (signal > 0.0) return error / signal;
   return error > 0.0 ? INFINITY : 0.0;
@@ -188,13 +200,13 @@ ErrorStats row_error(const float* reference, const float* approximation, size_t 
   return s;
 }
 
-ErrorStats sum_rows(const std::vector<ErrorStats>& per_row) {
+}  // namespace
+
+ErrorStats sum_in_order(std::span<const ErrorStats> per_row) {
   ErrorStats total;
   for (const auto& s : per_row) total.add(s);
   return total;
 }
-
-}  // namespace
 
 ErrorStats measure_error(std::span<const float> reference, std::span<const float> approximation, size_t row_length,
                          unsigned threads) {
@@ -211,7 +223,23 @@ ErrorStats measure_error(std::span<const float> reference, std::span<const float
       per_row[r] = row_error(reference.data() + first, approximation.data() + first, last - first);
     }
   });
-  return sum_rows(per_row);
+  return sum_in_order(per_row);
+}
+
+void measure_cq_rows(std::span<const float> reference, const codec::CqMatrix& m, std::span<const float> codebook,
+                     uint32_t row_begin, std::span<ErrorStats> per_row, unsigned threads) {
+  if (reference.size() != per_row.size() * m.in || row_begin + per_row.size() > m.out) {
+    fail("measure_cq_rows: " + std::to_string(reference.size()) + " reference values for rows [" +
+         std::to_string(row_begin) + ", " + std::to_string(row_begin + per_row.size()) + ") of a [" +
+         std::to_string(m.out) + ", " + std::to_string(m.in) + "] matrix");
+  }
+  parallel_for(per_row.size(), threads, [&](size_t begin, size_t end) {
+    std::vector<float> row(m.in);
+    for (size_t k = begin; k < end; ++k) {
+      codec::dequantize_row(m, uint32_t(row_begin + k), codebook, row.data());
+      per_row[k] = row_error(reference.data() + k * m.in, row.data(), m.in);
+    }
+  });
 }
 
 ErrorStats measure_cq_error(std::span<const float> reference, const codec::CqMatrix& m, std::span<const float> codebook,
@@ -221,14 +249,8 @@ ErrorStats measure_cq_error(std::span<const float> reference, const codec::CqMat
          ", " + std::to_string(m.in) + "] matrix");
   }
   std::vector<ErrorStats> per_row(m.out);
-  parallel_for(m.out, threads, [&](size_t begin, size_t end) {
-    std::vector<float> row(m.in);
-    for (size_t r = begin; r < end; ++r) {
-      codec::dequantize_row(m, uint32_t(r), codebook, row.data());
-      per_row[r] = row_error(reference.data() + r * m.in, row.data(), m.in);
-    }
-  });
-  return sum_rows(per_row);
+  measure_cq_rows(reference, m, codebook, 0, per_row, threads);
+  return sum_in_order(per_row);
 }
 
 }  // namespace cact

@@ -1,6 +1,7 @@
 // Width changes of CQ tensors (dequantise -> quantise) and archive reports.
 #include "cact/requantize.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "cact/atomic_file.h"
@@ -32,6 +33,35 @@ TensorReport base_row(const Model& m, size_t i) {
   t.weights = r.elements();
   t.bytes = r.nbytes;
   return t;
+}
+
+// Tensor i of the archive against its reference in a mapped checkpoint, the
+// reference read a chunk of whole rows at a time (its pages dropped behind)
+// and the archive's rows dequantised one at a time: a tensor of any size
+// holds one chunk.
+ErrorStats cq_error(const safetensors::File& reference, const safetensors::TensorView& ref, const Model& model,
+                    size_t i, unsigned threads) {
+  const codec::CqMatrix m = model.matrix(i);
+  const std::vector<float> codebook = model.codebook_for(m.bits);
+  std::vector<ErrorStats> per_row(m.out);
+  const uint64_t rows_per_chunk = std::max<uint64_t>(1, safetensors::File::kChunkElements / m.in);
+  reference.for_each_chunk(ref, rows_per_chunk * m.in, [&](uint64_t first, std::span<const float> values) {
+    const auto row_begin = uint32_t(first / m.in);
+    measure_cq_rows(values, m, codebook, row_begin, std::span(per_row).subspan(row_begin, values.size() / m.in),
+                    threads);
+  });
+  model.drop_pages(i);
+  return sum_in_order(per_row);
+}
+
+// The same for an FP16 or FP32 tensor (norms, taps, factors: small), read whole.
+ErrorStats value_error(const safetensors::File& reference, const safetensors::TensorView& ref, const Model& model,
+                       size_t i, unsigned threads) {
+  const std::vector<float> x = reference.read_floats(ref);
+  const Record& r = model.record(i);
+  const std::vector<float> y = model.values(i);
+  model.drop_pages(i);
+  return measure_error(x, y, r.ndim == 2 ? r.shape[1] : x.size(), threads);
 }
 
 }  // namespace
@@ -98,8 +128,9 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
   }
   const std::vector<float> codebooks(model.codebooks().begin(), model.codebooks().end());
   AtomicFile file(out, inputs);
-  // One tensor at a time: only the current one's values and blob are held.
   ArchiveStream stream([&](std::span<const uint8_t> b) { file.write(b); }, model.header(), codebooks, records);
+  // One tensor at a time: only the current one's values and blob are held, and
+  // the input's pages are given back behind it.
   for (size_t i = 0; i < n; ++i) {
     Record r = model.record(i);
     TensorReport row = base_row(model, i);
@@ -107,6 +138,7 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
     row.bytes_before = r.nbytes;
     if (plan.from_bits[i] == plan.to_bits[i]) {
       stream.add(model.blob(i));
+      model.drop_pages(i);
       row.changed = false;
       if (r.dtype != Dtype::RAW) report.tensors.push_back(std::move(row));
       continue;
@@ -114,6 +146,7 @@ Report requantize_archive(const Model& model, const RequantizePlan& plan, const 
     if (options.progress) options.progress({done, total, model.name(i)});
     const uint32_t bits = plan.to_bits[i];
     const std::vector<float> source = dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads);
+    model.drop_pages(i);
     const std::vector<float> cb = model.codebook_for(bits);
     QuantizeResult q;
     try {
@@ -164,12 +197,9 @@ Report archive_report(const Model& model, const safetensors::File* reference, un
     const auto* ref = reference ? reference->find(canon[i].name) : nullptr;
     if (ref) {
       if (progress) progress({done, total, canon[i].name});
-      const std::vector<float> x = safetensors::to_float(*ref);
-      const std::vector<float> y = r.dtype == Dtype::CQ
-                                       ? dequantize_matrix_mt(model.matrix(i), model.codebook_for(r.bits), threads)
-                                       : model.values(i);
       row.measured = true;
-      row.error = measure_error(x, y, r.ndim == 2 ? r.shape[1] : x.size(), threads);
+      row.error = r.dtype == Dtype::CQ ? cq_error(*reference, *ref, model, i, threads)
+                                       : value_error(*reference, *ref, model, i, threads);
     }
     done += r.elements();
     report.tensors.push_back(std::move(row));

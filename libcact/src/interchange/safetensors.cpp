@@ -102,6 +102,30 @@ void File::drop_pages(const TensorView& tensor) const {
   if (file_) file_->drop_pages(tensor.data);
 }
 
+void File::for_each_chunk(const TensorView& tensor, uint64_t chunk,
+                          const std::function<void(uint64_t first, std::span<const float> values)>& use) const {
+  const uint64_t n = tensor.elements();
+  const size_t size = dtype_size(tensor.dtype);
+  chunk = std::max<uint64_t>(chunk, 1);
+  TensorView part{tensor.name, tensor.dtype, {0}, {}};
+  for (uint64_t first = 0; first < n; first += chunk) {
+    part.shape[0] = std::min(chunk, n - first);
+    part.data = tensor.data.subspan(first * size, part.shape[0] * size);
+    const std::vector<float> values = to_float(part);
+    drop_pages(part);
+    use(first, values);
+  }
+  drop_pages(tensor);  // the pages chunks shared
+}
+
+std::vector<float> File::read_floats(const TensorView& tensor) const {
+  std::vector<float> all;
+  all.reserve(tensor.elements());
+  for_each_chunk(tensor, kChunkElements,
+                 [&](uint64_t, std::span<const float> v) { all.insert(all.end(), v.begin(), v.end()); });
+  return all;
+}
+
 const TensorView* File::find(std::string_view name) const {
   const auto it = index_.find(name);
   return it == index_.end() ? nullptr : &tensors_[it->second];

@@ -4,6 +4,7 @@
 
 #include "cact/error.h"
 #include "cact/half.h"
+#include "cact/mapped_file.h"
 #include "cact/tokenizer.h"
 #include "model/checked_parts.h"
 
@@ -12,6 +13,7 @@ namespace cact {
 Model Model::open(const std::filesystem::path& path) {
   Model m;
   m.file_ = std::make_shared<MappedFile>(path);
+  m.file_mapping_ = true;
   advise_huge_pages(m.file_->bytes());
   try {
     m.load(m.file_->bytes());
@@ -22,8 +24,9 @@ Model Model::open(const std::filesystem::path& path) {
   return m;
 }
 
-Model Model::from_bytes(std::span<const uint8_t> bytes) {
+Model Model::from_bytes(std::span<const uint8_t> bytes, bool file_mapping) {
   Model m;
+  m.file_mapping_ = file_mapping;
   m.load(bytes);
   return m;
 }
@@ -51,6 +54,10 @@ void Model::load(std::span<const uint8_t> bytes) {
 std::span<const uint8_t> Model::blob(size_t i) const {
   const Record& r = records_.at(i);
   return bytes_.subspan(r.offset, r.nbytes);
+}
+
+void Model::drop_pages(size_t i) const {
+  if (file_mapping_) drop_mapped_pages(blob(i));
 }
 
 std::string Model::label(size_t i) const { return "record " + std::to_string(i) + " (" + name(i) + ")"; }
