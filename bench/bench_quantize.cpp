@@ -19,8 +19,8 @@
 // Then, the same way, cact-quant on the synthetic archive: requantize to CQ3
 // (--requantize), dequantize to F32 safetensors, and report --reference
 // against the float checkpoint (ns per weight over the archive's weights).
-#include <sys/resource.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,9 +176,9 @@ int main(int argc, char** argv) {
       const auto checkpoint = cact::safetensors::File::open(input);
       for (const auto& t : checkpoint.tensors()) weights += t.elements();
       const fs::path out = work / (std::string(name) + ".cact");
-      const Run best = best_of(reps, {cact_build.string(), "checkpoint", input.string(), geometry.string(),
-                                      out.string(), "--tokenizer", archive.string(), "--threads",
-                                      std::to_string(threads), "-q"});
+      const Run best =
+          best_of(reps, {cact_build.string(), "checkpoint", input.string(), geometry.string(), out.string(),
+                         "--tokenizer", archive.string(), "--threads", std::to_string(threads), "-q"});
       if (!best.ok) {
         std::fprintf(stderr, "bench_quantize: cact-build checkpoint %s failed\n", input.c_str());
         return 1;
