@@ -89,7 +89,10 @@ Run run_build(const std::vector<std::string>& args) {
   const pid_t pid = fork();
   if (pid == 0) {
     const int null = open("/dev/null", O_WRONLY);  // cact-quant report's table is not ours to print
-    if (null >= 0) dup2(null, 1);
+    if (null >= 0) {
+      dup2(null, 1);
+      close(null);
+    }
     execv(argv[0], argv.data());
     _exit(127);
   }

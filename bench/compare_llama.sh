@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cact against llama.cpp at equal compute, both measured in one run, interleaved
-# (docs/PERFORMANCE.md "Results").
+# (docs/PERFORMANCE.md "The results table").
 #
 #   bench/compare_llama.sh [--rounds N] [--also ISAS] [--work DIR] [--build DIR]
 #

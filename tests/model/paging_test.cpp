@@ -67,23 +67,34 @@ std::filesystem::path write_wide_archive() {
   return path;
 }
 
-// The VmFlags of the mapping that contains `address` in /proc/self/smaps ("" if none).
-std::string vm_flags_at(const void* address) {
+// fn(lo, hi, line) for every field line of /proc/self/smaps, with the range
+// [lo, hi) of the mapping it describes; false without smaps.
+template <typename F>
+bool for_each_smaps_field(const F& fn) {
   std::ifstream smaps("/proc/self/smaps");
+  if (!smaps) return false;
   std::string line;
-  bool inside = false;
-  const auto a = uintptr_t(address);
+  unsigned long lo = 0, hi = 0;
   while (std::getline(smaps, line)) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find('-') < line.find(' ')) {
-      inside = a >= lo && a < hi;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      std::string flags(line, 8);  // " rd mr ..."
-      flags.push_back(' ');
-      return flags;
+    unsigned long a = 0, b = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &a, &b) == 2 && line.find('-') < line.find(' ')) {
+      lo = a;
+      hi = b;
+    } else {
+      fn(lo, hi, line);
     }
   }
-  return "";
+  return true;
+}
+
+// The VmFlags of the mapping that contains `address` in /proc/self/smaps ("" if none).
+std::string vm_flags_at(const void* address) {
+  const auto a = uintptr_t(address);
+  std::string flags;
+  for_each_smaps_field([&](unsigned long lo, unsigned long hi, const std::string& line) {
+    if (a >= lo && a < hi && line.rfind("VmFlags:", 0) == 0) flags = std::string(line, 8) + " ";  // " rd mr ... "
+  });
+  return flags;
 }
 
 }  // namespace
@@ -176,20 +187,11 @@ namespace {
 // /proc/self/smaps; advice splits one mapping into several), -1 without smaps.
 // Unlike the process's RssFile it does not move with what else the process maps.
 long rss_kb_over(const void* begin, const void* end) {
-  std::ifstream smaps("/proc/self/smaps");
-  if (!smaps) return -1;
-  std::string line;
-  bool inside = false;
   long kb = 0;
-  while (std::getline(smaps, line)) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find('-') < line.find(' ')) {
-      inside = lo < uintptr_t(end) && hi > uintptr_t(begin);
-    } else if (inside && line.rfind("Rss:", 0) == 0) {
-      kb += std::atol(line.c_str() + 4);
-    }
-  }
-  return kb;
+  const bool read = for_each_smaps_field([&](unsigned long lo, unsigned long hi, const std::string& line) {
+    if (lo < uintptr_t(end) && hi > uintptr_t(begin) && line.rfind("Rss:", 0) == 0) kb += std::atol(line.c_str() + 4);
+  });
+  return read ? kb : -1;
 }
 
 long sum_of(std::span<const uint8_t> bytes) {

@@ -165,14 +165,28 @@ std::vector<float> dequantize_matrix_mt(const codec::CqMatrix& m, std::span<cons
   return values;
 }
 
+namespace {
+
+// use(k, values) for rows row_begin + k, k < rows, of m, each dequantised into
+// a per-thread row buffer, over `threads` threads.
+template <typename Use>
+void for_each_dequantized_row(const codec::CqMatrix& m, std::span<const float> codebook, uint32_t row_begin,
+                              size_t rows, unsigned threads, const Use& use) {
+  parallel_for(rows, threads, [&](size_t begin, size_t end) {
+    std::vector<float> row(m.in);
+    for (size_t k = begin; k < end; ++k) {
+      codec::dequantize_row(m, uint32_t(row_begin + k), codebook, row.data());
+      use(k, row.data());
+    }
+  });
+}
+
+}  // namespace
+
 void dequantize_rows_into(const codec::CqMatrix& m, std::span<const float> codebook, uint8_t* out, unsigned threads) {
   static_assert(std::endian::native == std::endian::little, "F32 bytes are written in the host's order");
-  parallel_for(m.out, threads, [&](size_t begin, size_t end) {
-    std::vector<float> row(m.in);
-    for (size_t r = begin; r < end; ++r) {
-      codec::dequantize_row(m, uint32_t(r), codebook, row.data());
-      std::memcpy(out + r * m.in * sizeof(float), row.data(), m.in * sizeof(float));
-    }
+  for_each_dequantized_row(m, codebook, 0, m.out, threads, [&](size_t r, const float* row) {
+    std::memcpy(out + r * m.in * sizeof(float), row, m.in * sizeof(float));
   });
 }
 
@@ -233,12 +247,8 @@ void measure_cq_rows(std::span<const float> reference, const codec::CqMatrix& m,
          std::to_string(row_begin) + ", " + std::to_string(row_begin + per_row.size()) + ") of a [" +
          std::to_string(m.out) + ", " + std::to_string(m.in) + "] matrix");
   }
-  parallel_for(per_row.size(), threads, [&](size_t begin, size_t end) {
-    std::vector<float> row(m.in);
-    for (size_t k = begin; k < end; ++k) {
-      codec::dequantize_row(m, uint32_t(row_begin + k), codebook, row.data());
-      per_row[k] = row_error(reference.data() + k * m.in, row.data(), m.in);
-    }
+  for_each_dequantized_row(m, codebook, row_begin, per_row.size(), threads, [&](size_t k, const float* row) {
+    per_row[k] = row_error(reference.data() + k * m.in, row, m.in);
   });
 }
 
