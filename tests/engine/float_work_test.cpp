@@ -19,6 +19,7 @@
 #include "engine/forward.h"
 #include "engine/hadamard_mlp.h"
 #include "engine/mhc.h"
+#include "engine/ops.h"
 #include "engine/vmath.h"
 #include "engine/weights.h"
 #include "random_vector.h"
@@ -121,6 +122,24 @@ TEST_CASE("fused_madd rounds once, like std::fma, in every vector width") {
     std::vector<float> got(n);
     madd<float>(isa, {a.data(), x.data(), acc.data(), got.data(), n});
     CHECK(same_bits(got, want));
+  }
+}
+
+TEST_CASE("scaled_dot adds in index order and scale_by rounds as written (engram α, embedding scale)") {
+  std::mt19937 rng(11);
+  for (const uint32_t n : {0u, 1u, 31u, 32u, 33u, 768u, 1001u}) {
+    CAPTURE(n);
+    // Magnitudes over 2^±20, so that another order of the sum gives other bits.
+    std::vector<float> a = random_vector(rng, n), b = random_vector(rng, n);
+    std::uniform_int_distribution<int> exponent(-20, 20);
+    for (float& v : a) v = std::ldexp(v, exponent(rng));
+    const double ra = 0.7310585786300049, rb = 1.3862943611198906;
+    double want = 0.0;
+    for (uint32_t i = 0; i < n; ++i) want += double(a[i]) * ra * double(b[i]) * rb;
+    CHECK(scaled_dot(a.data(), ra, b.data(), rb, n) == want);
+    std::vector<float> scaled = a;
+    scale_by(scaled.data(), ra, n);
+    for (uint32_t i = 0; i < n; ++i) CHECK(scaled[i] == float(double(a[i]) * ra));
   }
 }
 

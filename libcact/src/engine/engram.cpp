@@ -51,8 +51,7 @@ void engram_gather(const SiteWeights& site, const Geometry& g, const int32_t* sl
 
 void engram_update(float* u, const float* k, const float* v_conv, uint32_t D) {
   const double ru = inv_rms(u, D), rk = inv_rms(k, D);
-  double d = 0.0;
-  for (uint32_t i = 0; i < D; ++i) d += double(u[i]) * ru * double(k[i]) * rk;
+  const double d = scaled_dot(u, ru, k, rk, D);
   const float alpha = float(1.0 / (1.0 + std::exp(-d / std::sqrt(double(D)))));
   add_scaled(u, alpha, v_conv, D);
 }

@@ -324,7 +324,7 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
     if (!w.sites.empty()) engram_slots(g, tok, pos_ + c, ws.engram.slots.data() + size_t(c) * g.E);
     float* x0 = cell(c, 0);
     linear_.row(w.embedding, uint32_t(*tok), x0);
-    for (size_t i = 0; i < D; ++i) x0[i] = float(double(x0[i]) * scale);
+    scale_by(x0, scale, D);
     for (size_t j = 0; j < n; ++j) std::memcpy(ws.mhc.lanes.data() + (size_t(c) * n + j) * D, x0, D * sizeof(float));
     for (uint32_t i = 0; i < half; ++i) {
       const double angle = double(pos_ + c) * w.rope_freq[i];

@@ -57,6 +57,13 @@ void mul_sigmoid(float* x, const float* g, size_t n);
 
 double dot(const float* a, const float* b, size_t n);
 
+// Σ ((a[i]·ra)·b[i])·rb in double, added in index order (each product rounded
+// as written). The products run vectorised; the sum is one chain of adds.
+double scaled_dot(const float* a, double ra, const float* b, double rb, size_t n);
+
+// x[i] = float(double(x[i]) · s).
+void scale_by(float* x, double s, size_t n);
+
 // y[i] += a · x[i] (a rounded product, then a rounded sum: the same bits in
 // every width; a = 1 adds x exactly).
 void add_scaled(float* y, float a, const float* x, size_t n);
