@@ -246,6 +246,32 @@ TEST_CASE("sinkhorn in the exponential domain equals the log-domain iteration; u
   CHECK(col == doctest::Approx(1.0));
 }
 
+TEST_CASE("sinkhorn of 4x4 matrices side by side: each matrix gets sinkhorn_exp's bits, underflow included") {
+  std::mt19937 rng(12);
+  for (uint32_t count = 1; count <= kMhcTokens; ++count) {
+    CAPTURE(count);
+    std::vector<std::vector<double>> lanes(count), want(count);
+    std::vector<double*> ptrs(count);
+    for (uint32_t t = 0; t < count; ++t) {
+      const auto r = random_vector(rng, 16, 6.0f);
+      lanes[t].assign(r.begin(), r.end());
+      // Every third matrix has a column ~1000 below its rows' maxima: exp
+      // underflows there and that matrix alone takes the log-domain iteration.
+      if (t % 3 == 1) {
+        for (uint32_t i = 0; i < 4; ++i) lanes[t][i * 4] -= 1000.0;
+      }
+      want[t] = lanes[t];
+      sinkhorn_exp(want[t].data(), 4);
+      ptrs[t] = lanes[t].data();
+    }
+    sinkhorn_exp4_tokens(ptrs.data(), count);
+    for (uint32_t t = 0; t < count; ++t) {
+      CAPTURE(t);
+      CHECK(std::memcmp(lanes[t].data(), want[t].data(), 16 * sizeof(double)) == 0);
+    }
+  }
+}
+
 TEST_CASE("mHC lanes: double sums equal the direct formula bit for bit, float (fused) within 1e-6; widths agree") {
   std::mt19937 rng(4);
   for (const uint32_t n : {2u, 3u, 4u}) {

@@ -388,13 +388,21 @@ void Forward::layer(uint32_t l, uint32_t count) {
                       {{&w.phi_pre, ln, ln + uint32_t(n), mhc.phi_pre.data(), L * n},
                        {&w.phi_post, ln, ln + uint32_t(n), mhc.phi_post.data(), L * n},
                        {&w.phi_res, lnn, lnn + uint32_t(n * n), mhc.phi_res.data(), L * n * n}});
-  pool.run(count, [&](uint32_t c, uint32_t) {
-    MhcCoefficients co{mhc.hpre.data() + c * n, mhc.hpost.data() + c * n, mhc.mix.data() + c * n * n};
-    mhc_coefficients(w, l, mhc.phi_pre.data() + c * L * n + l * n, mhc.phi_post.data() + c * L * n + l * n,
-                     mhc.phi_res.data() + c * L * n * n + l * n * n, co, int8_numerics_);
-    float* u = mhc.block.data() + c * D;
-    mhc_pre(uint32_t(n), uint32_t(D), mhc.lanes.data() + c * nD, co.hpre, u, int8_numerics_, isa_);
-    std::memcpy(mhc.block_in.data() + c * D, u, D * sizeof(float));
+  pool.run((count + kMhcTokens - 1) / kMhcTokens, [&](uint32_t b, uint32_t) {
+    const uint32_t c0 = b * kMhcTokens, c1 = std::min(count, c0 + kMhcTokens);
+    MhcToken tokens[kMhcTokens];
+    for (uint32_t c = c0; c < c1; ++c) {
+      tokens[c - c0] = {mhc.phi_pre.data() + c * L * n + l * n,
+                        mhc.phi_post.data() + c * L * n + l * n,
+                        mhc.phi_res.data() + c * L * n * n + l * n * n,
+                        {mhc.hpre.data() + c * n, mhc.hpost.data() + c * n, mhc.mix.data() + c * n * n}};
+    }
+    mhc_coefficients(w, l, tokens, c1 - c0, int8_numerics_);
+    for (uint32_t c = c0; c < c1; ++c) {
+      float* u = mhc.block.data() + c * D;
+      mhc_pre(uint32_t(n), uint32_t(D), mhc.lanes.data() + c * nD, mhc.hpre.data() + c * n, u, int8_numerics_, isa_);
+      std::memcpy(mhc.block_in.data() + c * D, u, D * sizeof(float));
+    }
   });
 
   // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).

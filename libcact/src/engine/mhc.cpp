@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "cact/error.h"
@@ -76,6 +77,71 @@ void sinkhorn_exp_n(double* m, uint32_t n_rt, int rounds) {
 }
 }  // namespace
 
+namespace {
+// The rounds of sinkhorn_exp_n<4> for kMhcTokens matrices side by side: e is
+// [16][kMhcTokens], lane t of row k holding matrix t's E[k]. Every lane goes
+// through the scalar rounds' operations in their order (sums from 0 in index
+// order, one division per sum, then the products), so it gets their bits.
+// Returns the lanes (bit t) with a column sum that underflowed in the first
+// round, which the scalar routine hands to the log-domain iteration.
+struct SinkhornLanes4 {
+  CACT_VEC_INLINE static uint32_t run(double* e, int rounds) {
+    using V = VecOf<double, kMhcTokens>::type;
+    V x[16];
+    for (uint32_t k = 0; k < 16; ++k) std::memcpy(&x[k], e + k * kMhcTokens, sizeof(V));
+    uint32_t underflow = 0;
+    for (int round = 0; round < rounds; ++round) {
+      for (uint32_t i = 0; i < 4; ++i) {
+        V s = V{};
+        for (uint32_t j = 0; j < 4; ++j) s += x[i * 4 + j];
+        const V inv = 1.0 / s;
+        for (uint32_t j = 0; j < 4; ++j) x[i * 4 + j] *= inv;
+      }
+      V s[4] = {};
+      for (uint32_t i = 0; i < 4; ++i) {
+        for (uint32_t j = 0; j < 4; ++j) s[j] += x[i * 4 + j];
+      }
+      for (uint32_t j = 0; j < 4; ++j) {
+        if (round == 0) {
+          for (uint32_t t = 0; t < kMhcTokens; ++t) underflow |= !(s[j][t] >= 1e-280) ? 1u << t : 0u;
+        }
+        s[j] = 1.0 / s[j];
+      }
+      for (uint32_t i = 0; i < 4; ++i) {
+        for (uint32_t j = 0; j < 4; ++j) x[i * 4 + j] *= s[j];
+      }
+    }
+    for (uint32_t k = 0; k < 16; ++k) std::memcpy(e + k * kMhcTokens, &x[k], sizeof(V));
+    return underflow;
+  }
+};
+}  // namespace
+
+void sinkhorn_exp4_tokens(double* const* m, uint32_t count, int rounds) {
+  constexpr uint32_t n = 4, T = kMhcTokens;
+  if (rounds <= 0 || count > T) {
+    for (uint32_t t = 0; t < count; ++t) sinkhorn_exp(m[t], n, rounds);
+    return;
+  }
+  double e[n * n * T];
+  std::fill(e, e + n * n * T, 1.0);  // lanes past count: any finite values
+  for (uint32_t t = 0; t < count; ++t) {
+    for (uint32_t i = 0; i < n; ++i) {
+      double mx = m[t][i * n];
+      for (uint32_t j = 1; j < n; ++j) mx = std::max(mx, m[t][i * n + j]);
+      for (uint32_t j = 0; j < n; ++j) e[(i * n + j) * T + t] = std::exp(m[t][i * n + j] - mx);
+    }
+  }
+  const uint32_t underflow = in_widest<SinkhornLanes4>(e, rounds);
+  for (uint32_t t = 0; t < count; ++t) {
+    if ((underflow >> t & 1u) != 0) {
+      sinkhorn(m[t], n, rounds);
+      continue;
+    }
+    for (uint32_t k = 0; k < n * n; ++k) m[t][k] = e[k * T + t];
+  }
+}
+
 void sinkhorn_exp(double* m, uint32_t n, int rounds) {
   if (rounds <= 0 || n > kMaxLanes) {
     sinkhorn(m, n, rounds);
@@ -88,23 +154,36 @@ void sinkhorn_exp(double* m, uint32_t n, int rounds) {
 
 void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const float* post, const float* res,
                       MhcCoefficients out, bool float_sums) {
+  const MhcToken token{pre, post, res, out};
+  mhc_coefficients(w, l, &token, 1, float_sums);
+}
+
+void mhc_coefficients(const Weights& w, uint32_t l, const MhcToken* tokens, uint32_t count, bool float_sums) {
   const uint32_t n = w.g.n;
   if (n > kMaxLanes) fail("mhc_lanes " + std::to_string(n) + " exceeds the engine's limit of 16");
+  if (count > kMhcTokens) fail("internal: more tokens than mhc_coefficients takes at once");
   const uint32_t lane = l % n;
   const double a_pre = w.a_pre[l], a_post = w.a_post[l], a_res = w.a_res[l];
-  for (uint32_t j = 0; j < n; ++j) {
-    const double c = j == lane ? 1.0 : 0.0;
-    out.hpre[j] = float(sig(a_pre * pre[j] + w.b_pre[size_t(l) * n + j] + (8.0 * c - 4.0)));
-    out.hpost[j] = float(2.0 * sig(a_post * post[j] + w.b_post[size_t(l) * n + j] - 4.0 * (1.0 - c)));
+  double m[kMhcTokens][kMaxLanes * kMaxLanes];
+  double* rows[kMhcTokens] = {};
+  for (uint32_t t = 0; t < count; ++t) {
+    const MhcToken& tk = tokens[t];
+    for (uint32_t j = 0; j < n; ++j) {
+      const double c = j == lane ? 1.0 : 0.0;
+      tk.out.hpre[j] = float(sig(a_pre * tk.pre[j] + w.b_pre[size_t(l) * n + j] + (8.0 * c - 4.0)));
+      tk.out.hpost[j] = float(2.0 * sig(a_post * tk.post[j] + w.b_post[size_t(l) * n + j] - 4.0 * (1.0 - c)));
+    }
+    for (uint32_t i = 0; i < n * n; ++i) m[t][i] = a_res * tk.res[i] + w.b_res[size_t(l) * n * n + i];
+    rows[t] = m[t];
   }
-  double m[kMaxLanes * kMaxLanes];
-  for (uint32_t i = 0; i < n * n; ++i) m[i] = a_res * res[i] + w.b_res[size_t(l) * n * n + i];
-  if (float_sums) {
-    sinkhorn_exp(m, n);
+  if (float_sums && n == 4) {
+    sinkhorn_exp4_tokens(rows, count);
   } else {
-    sinkhorn(m, n);
+    for (uint32_t t = 0; t < count; ++t) float_sums ? sinkhorn_exp(m[t], n) : sinkhorn(m[t], n);
   }
-  for (uint32_t i = 0; i < n * n; ++i) out.mix[i] = float(m[i]);
+  for (uint32_t t = 0; t < count; ++t) {
+    for (uint32_t i = 0; i < n * n; ++i) tokens[t].out.mix[i] = float(m[t][i]);
+  }
 }
 
 namespace {

@@ -24,12 +24,27 @@ struct MhcCoefficients {
 void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const float* post, const float* res,
                       MhcCoefficients out, bool float_sums = false);
 
+// One token's inputs and outputs of mhc_coefficients.
+struct MhcToken {
+  const float *pre, *post, *res;
+  MhcCoefficients out;
+};
+inline constexpr uint32_t kMhcTokens = 8;
+// mhc_coefficients of `count` (<= kMhcTokens) tokens of layer l, each token's
+// values those of the one-token call: with float_sums and 4 lanes the tokens'
+// Sinkhorn rounds run side by side in vector lanes (one token's rounds are a
+// chain of dependent sums and divisions).
+void mhc_coefficients(const Weights& w, uint32_t l, const MhcToken* tokens, uint32_t count, bool float_sums);
+
 // 20 rounds of (rows -= logsumexp(row), cols -= logsumexp(col)) then exp; in place, n×n.
 void sinkhorn(double* m, uint32_t n, int rounds = 20);
 // The same map in the exponential domain: E = exp(m − row max), then rounds of
 // (rows /= row sum, cols /= col sum) — n² exps instead of 2·rounds·n(n+1)
 // exp/log. Falls back to sinkhorn() if a column underflows. In place, n×n.
 void sinkhorn_exp(double* m, uint32_t n, int rounds = 20);
+// sinkhorn_exp of `count` (<= kMhcTokens) 4×4 matrices m[t], each with its own
+// bits, the rounds of all of them side by side in vector lanes.
+void sinkhorn_exp4_tokens(double* const* m, uint32_t count, int rounds = 20);
 
 // u = Σ_j hpre[j] X[j] (X: n lanes of D, j in order), in float with fused
 // multiply-adds for the int8 path (float_sums), else in double. Any isa gives
