@@ -135,7 +135,10 @@ TEST_CASE("scaled_dot adds in index order and scale_by rounds as written (engram
     for (float& v : a) v = std::ldexp(v, exponent(rng));
     const double ra = 0.7310585786300049, rb = 1.3862943611198906;
     double want = 0.0;
-    for (uint32_t i = 0; i < n; ++i) want += double(a[i]) * ra * double(b[i]) * rb;
+    for (uint32_t i = 0; i < n; ++i) {
+      volatile double term = double(a[i]) * ra * double(b[i]) * rb;  // rounded on its own (aarch64 GCC would fuse)
+      want += term;
+    }
     CHECK(scaled_dot(a.data(), ra, b.data(), rb, n) == want);
     std::vector<float> scaled = a;
     scale_by(scaled.data(), ra, n);
