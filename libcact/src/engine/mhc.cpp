@@ -115,11 +115,26 @@ struct SinkhornLanes4 {
     return underflow;
   }
 };
+
+// Eight lanes of doubles fill one zmm register: the side-by-side rounds are
+// built for AVX-512 only (narrower builds would spill most of their 16
+// vectors, ~15 KB of code against the library's size budget); elsewhere each
+// matrix runs alone. False when there is no such build.
+bool sinkhorn_lanes(double* e, int rounds, uint32_t& underflow) {
+#if CACT_VEC_LOOP_WIDTHS
+  if (vec_isa() != VecIsa::avx512) return false;
+  underflow = run_avx512<SinkhornLanes4>(e, rounds);
+  return true;
+#else
+  (void)e, (void)rounds, (void)underflow;
+  return false;
+#endif
+}
 }  // namespace
 
 void sinkhorn_exp4_tokens(double* const* m, uint32_t count, int rounds) {
   constexpr uint32_t n = 4, T = kMhcTokens;
-  if (rounds <= 0 || count > T) {
+  if (rounds <= 0 || count > T || vec_isa() != VecIsa::avx512) {
     for (uint32_t t = 0; t < count; ++t) sinkhorn_exp(m[t], n, rounds);
     return;
   }
@@ -132,7 +147,11 @@ void sinkhorn_exp4_tokens(double* const* m, uint32_t count, int rounds) {
       for (uint32_t j = 0; j < n; ++j) e[(i * n + j) * T + t] = std::exp(m[t][i * n + j] - mx);
     }
   }
-  const uint32_t underflow = in_widest<SinkhornLanes4>(e, rounds);
+  uint32_t underflow = 0;
+  if (!sinkhorn_lanes(e, rounds, underflow)) {
+    for (uint32_t t = 0; t < count; ++t) sinkhorn_exp(m[t], n, rounds);
+    return;
+  }
   for (uint32_t t = 0; t < count; ++t) {
     if ((underflow >> t & 1u) != 0) {
       sinkhorn(m[t], n, rounds);
@@ -150,12 +169,6 @@ void sinkhorn_exp(double* m, uint32_t n, int rounds) {
   } else {
     sinkhorn_exp_n<0>(m, n, rounds);
   }
-}
-
-void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const float* post, const float* res,
-                      MhcCoefficients out, bool float_sums) {
-  const MhcToken token{pre, post, res, out};
-  mhc_coefficients(w, l, &token, 1, float_sums);
 }
 
 void mhc_coefficients(const Weights& w, uint32_t l, const MhcToken* tokens, uint32_t count, bool float_sums) {

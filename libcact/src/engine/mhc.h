@@ -20,20 +20,17 @@ struct MhcCoefficients {
   float* mix;
 };
 
-// pre/post are Φpre_l nx and Φpost_l nx (n values), res is Φres_l nx (n·n).
-void mhc_coefficients(const Weights& w, uint32_t l, const float* pre, const float* post, const float* res,
-                      MhcCoefficients out, bool float_sums = false);
-
-// One token's inputs and outputs of mhc_coefficients.
+// One token's inputs and outputs: pre/post are Φpre_l nx and Φpost_l nx (n
+// values), res is Φres_l nx (n·n).
 struct MhcToken {
   const float *pre, *post, *res;
   MhcCoefficients out;
 };
 inline constexpr uint32_t kMhcTokens = 8;
-// mhc_coefficients of `count` (<= kMhcTokens) tokens of layer l, each token's
-// values those of the one-token call: with float_sums and 4 lanes the tokens'
-// Sinkhorn rounds run side by side in vector lanes (one token's rounds are a
-// chain of dependent sums and divisions).
+// The coefficients of `count` (<= kMhcTokens) tokens of layer l, each token's
+// values independent of the others: with float_sums, 4 lanes and AVX-512 the
+// tokens' Sinkhorn rounds run side by side in vector lanes (one token's rounds
+// are a chain of dependent sums and divisions).
 void mhc_coefficients(const Weights& w, uint32_t l, const MhcToken* tokens, uint32_t count, bool float_sums);
 
 // 20 rounds of (rows -= logsumexp(row), cols -= logsumexp(col)) then exp; in place, n×n.
@@ -43,7 +40,8 @@ void sinkhorn(double* m, uint32_t n, int rounds = 20);
 // exp/log. Falls back to sinkhorn() if a column underflows. In place, n×n.
 void sinkhorn_exp(double* m, uint32_t n, int rounds = 20);
 // sinkhorn_exp of `count` (<= kMhcTokens) 4×4 matrices m[t], each with its own
-// bits, the rounds of all of them side by side in vector lanes.
+// bits: with AVX-512 the rounds of all of them side by side in vector lanes,
+// elsewhere one matrix after another.
 void sinkhorn_exp4_tokens(double* const* m, uint32_t count, int rounds = 20);
 
 // u = Σ_j hpre[j] X[j] (X: n lanes of D, j in order), in float with fused
