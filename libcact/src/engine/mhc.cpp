@@ -38,16 +38,21 @@ void sinkhorn(double* m, uint32_t n, int rounds) {
 }
 
 namespace {
+// e[(i·n + j)·stride] = exp(m[i][j] − max_j m[i][j]): the start of sinkhorn_exp.
+void exp_minus_row_max(const double* m, uint32_t n, double* e, size_t stride) {
+  for (uint32_t i = 0; i < n; ++i) {
+    double mx = m[i * n];
+    for (uint32_t j = 1; j < n; ++j) mx = std::max(mx, m[i * n + j]);
+    for (uint32_t j = 0; j < n; ++j) e[(i * n + j) * stride] = std::exp(m[i * n + j] - mx);
+  }
+}
+
 // sinkhorn_exp for a lane count known at compile time (NL; 0 = run time).
 template <uint32_t NL>
 void sinkhorn_exp_n(double* m, uint32_t n_rt, int rounds) {
   const uint32_t n = NL != 0 ? NL : n_rt;
   double e[NL != 0 ? NL * NL : kMaxLanes * kMaxLanes];
-  for (uint32_t i = 0; i < n; ++i) {
-    double mx = m[i * n];
-    for (uint32_t j = 1; j < n; ++j) mx = std::max(mx, m[i * n + j]);
-    for (uint32_t j = 0; j < n; ++j) e[i * n + j] = std::exp(m[i * n + j] - mx);
-  }
+  exp_minus_row_max(m, n, e, 1);
   for (int round = 0; round < rounds; ++round) {
     // Rows: each has an entry >= 1/n afterwards (>= 1 before the first pass).
     for (uint32_t i = 0; i < n; ++i) {
@@ -75,9 +80,7 @@ void sinkhorn_exp_n(double* m, uint32_t n_rt, int rounds) {
   }
   std::copy(e, e + n * n, m);
 }
-}  // namespace
 
-namespace {
 // The rounds of sinkhorn_exp_n<4> for kMhcTokens matrices side by side: e is
 // [16][kMhcTokens], lane t of row k holding matrix t's E[k]. Every lane goes
 // through the scalar rounds' operations in their order (sums from 0 in index
@@ -115,50 +118,31 @@ struct SinkhornLanes4 {
     return underflow;
   }
 };
+}  // namespace
 
 // Eight lanes of doubles fill one zmm register: the side-by-side rounds are
 // built for AVX-512 only (narrower builds would spill most of their 16
 // vectors, ~15 KB of code against the library's size budget); elsewhere each
-// matrix runs alone. False when there is no such build.
-bool sinkhorn_lanes(double* e, int rounds, uint32_t& underflow) {
-#if CACT_VEC_LOOP_WIDTHS
-  if (vec_isa() != VecIsa::avx512) return false;
-  underflow = run_avx512<SinkhornLanes4>(e, rounds);
-  return true;
-#else
-  (void)e, (void)rounds, (void)underflow;
-  return false;
-#endif
-}
-}  // namespace
-
+// matrix runs alone.
 void sinkhorn_exp4_tokens(double* const* m, uint32_t count, int rounds) {
   constexpr uint32_t n = 4, T = kMhcTokens;
-  if (rounds <= 0 || count > T || vec_isa() != VecIsa::avx512) {
-    for (uint32_t t = 0; t < count; ++t) sinkhorn_exp(m[t], n, rounds);
+#if CACT_VEC_LOOP_WIDTHS
+  if (rounds > 0 && count <= T && vec_isa() == VecIsa::avx512) {
+    double e[n * n * T];
+    std::fill(e, e + n * n * T, 1.0);  // lanes past count: any finite values
+    for (uint32_t t = 0; t < count; ++t) exp_minus_row_max(m[t], n, e + t, T);
+    const uint32_t underflow = run_avx512<SinkhornLanes4>(e, rounds);
+    for (uint32_t t = 0; t < count; ++t) {
+      if ((underflow >> t & 1u) != 0) {
+        sinkhorn(m[t], n, rounds);
+        continue;
+      }
+      for (uint32_t k = 0; k < n * n; ++k) m[t][k] = e[k * T + t];
+    }
     return;
   }
-  double e[n * n * T];
-  std::fill(e, e + n * n * T, 1.0);  // lanes past count: any finite values
-  for (uint32_t t = 0; t < count; ++t) {
-    for (uint32_t i = 0; i < n; ++i) {
-      double mx = m[t][i * n];
-      for (uint32_t j = 1; j < n; ++j) mx = std::max(mx, m[t][i * n + j]);
-      for (uint32_t j = 0; j < n; ++j) e[(i * n + j) * T + t] = std::exp(m[t][i * n + j] - mx);
-    }
-  }
-  uint32_t underflow = 0;
-  if (!sinkhorn_lanes(e, rounds, underflow)) {
-    for (uint32_t t = 0; t < count; ++t) sinkhorn_exp(m[t], n, rounds);
-    return;
-  }
-  for (uint32_t t = 0; t < count; ++t) {
-    if ((underflow >> t & 1u) != 0) {
-      sinkhorn(m[t], n, rounds);
-      continue;
-    }
-    for (uint32_t k = 0; k < n * n; ++k) m[t][k] = e[k * T + t];
-  }
+#endif
+  for (uint32_t t = 0; t < count; ++t) sinkhorn_exp(m[t], n, rounds);
 }
 
 void sinkhorn_exp(double* m, uint32_t n, int rounds) {

@@ -184,36 +184,26 @@ double dot(const float* a, const float* b, size_t n) {
   return sum;
 }
 
-namespace {
-struct ScaledDot {
-  CACT_VEC_INLINE static double run(const float* __restrict a, double ra, const float* __restrict b, double rb,
-                                    size_t n) {
-    // The products a block at a time, then their sum in order: the additions
-    // are the only chain. (A scalar loop also chains through the registers its
-    // float-to-double conversions merge into.)
-    constexpr size_t kBlock = 32;
-    double sum = 0.0;
-    for (size_t i0 = 0; i0 < n; i0 += kBlock) {
-      const size_t m = n - i0 < kBlock ? n - i0 : kBlock;
-      double prod[kBlock];
-      for (size_t i = 0; i < m; ++i) prod[i] = double(a[i0 + i]) * ra * double(b[i0 + i]) * rb;
-      for (size_t i = 0; i < m; ++i) sum += prod[i];
-    }
-    return sum;
-  }
-};
-struct ScaleBy {
-  CACT_VEC_INLINE static void run(float* x, double s, size_t n) {
-    for (size_t i = 0; i < n; ++i) x[i] = float(double(x[i]) * s);
-  }
-};
-}  // namespace
-// One build each (the baseline's): the sum's chain of additions, not the
+// Built once, at the baseline width: the sum's chain of additions, not the
 // products, sets the speed, and the library has a size budget.
-double scaled_dot(const float* a, double ra, const float* b, double rb, size_t n) {
-  return ScaledDot::run(a, ra, b, rb, n);
+double scaled_dot(const float* __restrict a, double ra, const float* __restrict b, double rb, size_t n) {
+  // The products a block at a time, then their sum in order: the additions
+  // are the only chain. (A scalar loop also chains through the registers its
+  // float-to-double conversions merge into.)
+  constexpr size_t kBlock = 32;
+  double sum = 0.0;
+  for (size_t i0 = 0; i0 < n; i0 += kBlock) {
+    const size_t m = n - i0 < kBlock ? n - i0 : kBlock;
+    double prod[kBlock];
+    for (size_t i = 0; i < m; ++i) prod[i] = double(a[i0 + i]) * ra * double(b[i0 + i]) * rb;
+    for (size_t i = 0; i < m; ++i) sum += prod[i];
+  }
+  return sum;
 }
-void scale_by(float* x, double s, size_t n) { ScaleBy::run(x, s, n); }
+
+void scale_by(float* x, double s, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = float(double(x[i]) * s);
+}
 
 namespace {
 struct AddScaled {
