@@ -125,8 +125,9 @@ struct SinkhornLanes4 {
 // vectors, ~15 KB of code against the library's size budget); elsewhere each
 // matrix runs alone.
 void sinkhorn_exp4_tokens(double* const* m, uint32_t count, int rounds) {
-  constexpr uint32_t n = 4, T = kMhcTokens;
+  constexpr uint32_t n = 4;
 #if CACT_VEC_LOOP_WIDTHS
+  constexpr uint32_t T = kMhcTokens;
   if (rounds > 0 && count <= T && vec_isa() == VecIsa::avx512) {
     double e[n * n * T];
     std::fill(e, e + n * n * T, 1.0);  // lanes past count: any finite values
