@@ -85,15 +85,21 @@ void ThreadPool::work(uint64_t gen, uint32_t thread) {
 void ThreadPool::dispatch(uint32_t base, uint32_t tasks, Call call, void* ctx) {
   const uint64_t gen = ++generation_;
   const uint32_t n = size();
-  for (uint32_t s = 0; s < n; ++s) share_[s].word.store(share_word(gen, 0, 0));
-  base_.store(base);
-  call_.store(call);
-  ctx_.store(ctx);
-  done_.store(0);
+  // Release stores, not sequentially consistent ones: on x86 each of those is
+  // a locked exchange that waits for its line to come back from the worker's
+  // cache, one after another. The workers read the job's fields only after
+  // acquiring the ticket or a share word stored below them.
+  constexpr auto relaxed = std::memory_order_relaxed;
+  for (uint32_t s = 0; s < n; ++s) share_[s].word.store(share_word(gen, 0, 0), relaxed);
+  base_.store(base, relaxed);
+  call_.store(call, relaxed);
+  ctx_.store(ctx, relaxed);
+  done_.store(0, relaxed);
   for (uint32_t s = 0; s < n; ++s) {
-    share_[s].word.store(share_word(gen, uint32_t(uint64_t(tasks) * s / n), uint32_t(uint64_t(tasks) * (s + 1) / n)));
+    const uint32_t begin = uint32_t(uint64_t(tasks) * s / n), end = uint32_t(uint64_t(tasks) * (s + 1) / n);
+    share_[s].word.store(share_word(gen, begin, end), std::memory_order_release);
   }
-  ticket_.store(gen);
+  ticket_.store(gen, std::memory_order_release);
   ticket_.notify_all();
   work(gen, 0);
   int spins = 0;
