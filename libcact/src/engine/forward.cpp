@@ -333,6 +333,11 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
     }
   });
 
+  struct JoinOnExit {  // no background task outlives the run (an exception)
+    ThreadPool& pool;
+    ~JoinOnExit() { pool.join(); }
+  } join_on_exit{*pool_};
+  launch_engram(0, count);
   for (uint32_t l = 0; l < g.L; ++l) layer(l, count);
 
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
@@ -379,7 +384,8 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // Per-token work runs over the pool by token (each token's values are computed
   // by the same operations whichever thread runs it).
   ThreadPool& pool = *pool_;
-  if (lw.site >= 0) engram_prefetch(w.sites[uint32_t(lw.site)], g, eg.slots.data(), count);
+  const bool engram_launched = lw.site >= 0 && engram_task_.site == lw.site;
+  if (lw.site >= 0 && !engram_launched) engram_prefetch(w.sites[uint32_t(lw.site)], g, eg.slots.data(), count);
   linear_.load(mhc.lanes_rms_prepared, mhc.lanes_rms.data(), uint32_t(nD), count, [&](uint32_t c, uint32_t) {
     rms(int8_numerics_, mhc.lanes.data() + c * nD, nD, mhc.lanes_rms.data() + c * nD);
   });
@@ -406,7 +412,12 @@ void Forward::layer(uint32_t l, uint32_t count) {
   });
 
   // Block_l(u): the engram update (at a site), then a = norm(u; norm_in).
-  if (lw.site >= 0) engram(uint32_t(lw.site), count);
+  if (engram_launched) {
+    pool.join();
+    engram_task_.site = -1;
+  } else if (lw.site >= 0) {
+    engram(uint32_t(lw.site), count);
+  }
   // (a is prepared here for q/k/v/gate, in the same pool job.)
   // (At a site, each token's value conv row is computed here too, on the pool.)
   CausalConv* conv = lw.site >= 0 ? &sites_[uint32_t(lw.site)].value : nullptr;
@@ -421,6 +432,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
   });
   if (conv != nullptr) conv->slide(count);
   attention(l, count);
+  launch_engram(l + 1, count);  // (after the layer's last pool job)
 
   // Per block of tokens: each token's attention residual and pre_hada norm, the
   // Hadamard MLP of the whole block in one call (the layer's factors stay in
@@ -453,18 +465,34 @@ void Forward::layer(uint32_t l, uint32_t count) {
   });
 }
 
-void Forward::engram(uint32_t site, uint32_t count) {
+void Forward::launch_engram(uint32_t layer, uint32_t count) {
+  if (layer >= w_->g.L || w_->layers[layer].site < 0 || count != 1 || !int8_numerics_ || pool_->size() < 2) return;
+  engram_task_.site = w_->layers[layer].site;
+  pool_->launch(engram_task_);
+}
+
+void Forward::engram(uint32_t site, uint32_t count, bool here) {
   const Weights& w = *w_;
   const Geometry& g = w.g;
   const SiteWeights& sw = w.sites[site];
   Workspace::Engram& ws = ws_.engram;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  linear_.load(ws.rows_prepared, ws.rows.data(), uint32_t(width), count, [&](uint32_t c, uint32_t) {
+  const auto gather = [&](uint32_t c, uint32_t) {
     engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.rows.data() + c * width);
-  });
+  };
   // The value conv's rows are computed by layer() (with the per-token norm).
-  linear_.apply_many(ws.rows_prepared, {{&sw.key_proj, 0, sw.key_proj.out, ws.key.data(), D},
-                                        {&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D}});
+  const LinearJob key{&sw.key_proj, 0, sw.key_proj.out, ws.key.data(), D};
+  const LinearJob value{&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D};
+  if (!here) {
+    linear_.load(ws.rows_prepared, ws.rows.data(), uint32_t(width), count, gather);
+    linear_.apply_many(ws.rows_prepared, {key, value});
+    return;
+  }
+  for (uint32_t c = 0; c < count; ++c) gather(c, 0);
+  linear_.load_here(ws.rows_prepared, ws.rows.data(), uint32_t(width), count);
+  for (const LinearJob& j : {key, value}) {
+    linear_.apply_here(ws.rows_prepared, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
+  }
 }
 
 }  // namespace cact::engine

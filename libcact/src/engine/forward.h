@@ -148,7 +148,13 @@ class Forward {
 
  private:
   void layer(uint32_t l, uint32_t count);
-  void engram(uint32_t site, uint32_t count);
+  // here: on the calling thread only (a background task), no pool jobs.
+  void engram(uint32_t site, uint32_t count, bool here = false);
+  // A decode step (one token, int8 numerics, two threads or more) computes a
+  // site's engram rows and projections, which depend on the tokens only, as
+  // the pool's background task: an idle worker runs them while the caller
+  // does the float work of the layer before. Otherwise layer() does, in turn.
+  void launch_engram(uint32_t layer, uint32_t count);
   void attention(uint32_t l, uint32_t count);
   // Probe heads: chunks of kHeadBatch tokens or more fold at once; shorter
   // ones (decode steps) wait in the backlog until it would overflow or a head
@@ -186,6 +192,12 @@ class Forward {
   std::vector<float> last_logits_;
   bool has_logits_ = false;
   std::vector<float> kept_cells_;
+  struct EngramTask {
+    Forward* forward;
+    int32_t site = -1;  // launched and not yet joined
+    void operator()(uint32_t) const { forward->engram(uint32_t(site), 1, true); }
+  };
+  EngramTask engram_task_{this};
 };
 
 }  // namespace cact::engine

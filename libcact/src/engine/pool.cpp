@@ -18,6 +18,17 @@ inline void relax() {
 }
 constexpr int kWorkerSpins = 4096;  // pauses before a worker sleeps
 constexpr int kCallerSpins = 256;   // pauses before the caller yields while a claimed task runs
+// Spins, then yields, until done() (the caller waiting for another thread).
+template <typename Done>
+void wait_until(Done done) {
+  for (int spins = 0; !done();) {
+    if (++spins < kCallerSpins) {
+      relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
 // The low 32 bits of a generation (the words keep those; generations wrap).
 inline uint32_t gen_of(uint64_t word) { return uint32_t(word >> 32); }
 inline uint32_t begin_of(uint64_t word) { return uint32_t(word & 0xFFFF); }
@@ -46,6 +57,7 @@ ThreadPool::ThreadPool(uint32_t threads) {
 }
 
 ThreadPool::~ThreadPool() {
+  join();
   stop_.store(true);
   ticket_.store(generation_ + 1);
   ticket_.notify_all();
@@ -102,14 +114,35 @@ void ThreadPool::dispatch(uint32_t base, uint32_t tasks, Call call, void* ctx) {
   ticket_.store(gen, std::memory_order_release);
   ticket_.notify_all();
   work(gen, 0);
-  int spins = 0;
-  while (done_.load() != tasks) {
-    if (++spins < kCallerSpins) {
-      relax();
-    } else {
-      std::this_thread::yield();
-    }
+  wait_until([&] { return done_.load() == tasks; });
+}
+
+void ThreadPool::launch_call(Call call, void* ctx) {
+  join();  // one background task at a time
+  background_call_.store(call, std::memory_order_relaxed);
+  background_ctx_.store(ctx, std::memory_order_relaxed);
+  background_.store(kWaiting, std::memory_order_release);
+  // A ticket of its own wakes a sleeping worker; its generation has no tasks
+  // (the shares keep an older one), so work() returns at once.
+  ticket_.store(++generation_, std::memory_order_release);
+  ticket_.notify_all();
+}
+
+bool ThreadPool::take_background(uint32_t thread) {
+  uint32_t waiting = kWaiting;
+  if (background_.load(std::memory_order_relaxed) != kWaiting ||
+      !background_.compare_exchange_strong(waiting, kRunning, std::memory_order_acquire)) {
+    return false;
   }
+  background_call_.load(std::memory_order_relaxed)(background_ctx_.load(std::memory_order_relaxed), 0, thread);
+  background_.store(kDone, std::memory_order_release);
+  return true;
+}
+
+void ThreadPool::join() {
+  if (background_.load(std::memory_order_relaxed) == kNone) return;
+  if (!take_background(0)) wait_until([&] { return background_.load(std::memory_order_acquire) == kDone; });
+  background_.store(kNone, std::memory_order_relaxed);
 }
 
 void ThreadPool::worker(uint32_t thread) {
@@ -129,6 +162,7 @@ void ThreadPool::worker(uint32_t thread) {
     if (stop_.load()) return;
     seen = t;
     work(t, thread);
+    take_background(thread);
   }
 }
 

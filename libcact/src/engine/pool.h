@@ -47,6 +47,22 @@ class ThreadPool {
     }
   }
 
+  // One background task: fn(thread) runs on an idle worker while the caller
+  // goes on (jobs run meanwhile: the caller claims the busy worker's tasks);
+  // join() returns when it is done, running it on the caller if no worker has
+  // taken it. fn must outlive join(). Without workers it runs here, now.
+  // Decoding uses it for work that does not depend on the hidden state, in
+  // the worker's idle time while the caller runs the per-token float work.
+  template <typename F>
+  void launch(F& fn) {
+    if (workers_.empty()) {
+      fn(0u);
+      return;
+    }
+    launch_call([](void* ctx, uint32_t, uint32_t thread) { (*static_cast<F*>(ctx))(thread); }, &fn);
+  }
+  void join();
+
   // 0 = the hardware concurrency (at least 1).
   static uint32_t resolve(uint32_t threads);
 
@@ -60,6 +76,9 @@ class ThreadPool {
   // Claims one task of share s of job `gen` (front or back); false if none is left.
   bool claim(uint32_t s, uint64_t gen, bool front, uint32_t& task);
   void worker(uint32_t thread);
+  void launch_call(Call call, void* ctx);
+  // Runs the background task if it is still waiting for a thread.
+  bool take_background(uint32_t thread);
 
   std::vector<std::thread> workers_;
   // share_[s] = (job generation << 32) | (end << 16) | begin: the unclaimed
@@ -80,6 +99,10 @@ class ThreadPool {
   std::atomic<void*> ctx_{nullptr};
   alignas(64) std::atomic<uint32_t> done_{0};
   std::atomic<bool> stop_{false};
+  enum Background : uint32_t { kNone, kWaiting, kRunning, kDone };
+  alignas(64) std::atomic<uint32_t> background_{kNone};
+  std::atomic<Call> background_call_{nullptr};
+  std::atomic<void*> background_ctx_{nullptr};
   uint64_t generation_ = 0;  // caller side
 };
 
