@@ -338,6 +338,7 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
     ~JoinOnExit() { pool.join(); }
   } join_on_exit{*pool_};
   launch_engram(0, count);
+  launch_engram(1, count);
   for (uint32_t l = 0; l < g.L; ++l) layer(l, count);
 
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
@@ -432,7 +433,9 @@ void Forward::layer(uint32_t l, uint32_t count) {
   });
   if (conv != nullptr) conv->slide(count);
   attention(l, count);
-  launch_engram(l + 1, count);  // (after the layer's last pool job)
+  // After this layer's last pool job: the worker has this layer's MLP and
+  // the next layer's float work to compute the site two layers on.
+  launch_engram(l + 2, count);
 
   // Per block of tokens: each token's attention residual and pre_hada norm, the
   // Hadamard MLP of the whole block in one call (the layer's factors stay in
@@ -466,7 +469,10 @@ void Forward::layer(uint32_t l, uint32_t count) {
 }
 
 void Forward::launch_engram(uint32_t layer, uint32_t count) {
-  if (layer >= w_->g.L || w_->layers[layer].site < 0 || count != 1 || !int8_numerics_ || pool_->size() < 2) return;
+  if (layer >= w_->g.L || w_->layers[layer].site < 0 || engram_task_.site >= 0 || count != 1 || !int8_numerics_ ||
+      pool_->size() < 2) {
+    return;
+  }
   engram_task_.site = w_->layers[layer].site;
   pool_->launch(engram_task_);
 }

@@ -153,7 +153,8 @@ class Forward {
   // A decode step (one token, int8 numerics, two threads or more) computes a
   // site's engram rows and projections, which depend on the tokens only, as
   // the pool's background task: an idle worker runs them while the caller
-  // does the float work of the layer before. Otherwise layer() does, in turn.
+  // does the float work of the two layers before (one task at a time: a site
+  // that comes too soon after another runs in turn). Otherwise layer() does.
   void launch_engram(uint32_t layer, uint32_t count);
   void attention(uint32_t l, uint32_t count);
   // Probe heads: chunks of kHeadBatch tokens or more fold at once; shorter
