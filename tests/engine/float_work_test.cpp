@@ -258,9 +258,10 @@ TEST_CASE("sinkhorn of 4x4 matrices side by side: each matrix gets sinkhorn_exp'
     for (uint32_t t = 0; t < count; ++t) {
       const auto r = random_vector(rng, 16, 6.0f);
       lanes[t].assign(r.begin(), r.end());
-      // Every third matrix has a column ~1000 below its rows' maxima: exp
-      // underflows there and that matrix alone takes the log-domain iteration.
-      if (t % 3 == 1) {
+      // Every third matrix (which ones shifts with count, so that every lane
+      // has one) has a column ~1000 below its rows' maxima: exp underflows
+      // there and that matrix alone takes the log-domain iteration.
+      if ((t + count) % 3 == 0) {
         for (uint32_t i = 0; i < 4; ++i) lanes[t][i * 4] -= 1000.0;
       }
       want[t] = lanes[t];

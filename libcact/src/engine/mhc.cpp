@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "cact/error.h"
 #include "engine/vmath.h"
@@ -47,73 +48,74 @@ void exp_minus_row_max(const double* m, uint32_t n, double* e, size_t stride) {
   }
 }
 
+// Bit t set when lane t of a first-round column sum underflowed (a double: bit 0).
+CACT_VEC_INLINE uint32_t underflowed(double s) { return !(s >= 1e-280) ? 1u : 0u; }
+template <typename V>
+CACT_VEC_INLINE uint32_t underflowed(const V& s) {
+  uint32_t bits = 0;
+  for (uint32_t t = 0; t < sizeof(V) / sizeof(double); ++t) bits |= underflowed(double(s[t])) << t;
+  return bits;
+}
+
+// The exponential-domain rounds of sinkhorn_exp on n × n entries x (NL: n
+// known at compile time; 0 = run time). An entry is a double, or a vector of
+// doubles holding one matrix per lane, each lane going through the scalar
+// operations in their order (sums from 0 in index order, one division per sum,
+// then the products), so it gets their bits. Returns underflowed() of the
+// first round's column sums: those matrices need the log-domain iteration.
+template <typename V, uint32_t NL>
+CACT_VEC_INLINE uint32_t sinkhorn_rounds(V* x, uint32_t n_rt, int rounds) {
+  const uint32_t n = NL != 0 ? NL : n_rt;
+  uint32_t underflow = 0;
+  for (int round = 0; round < rounds; ++round) {
+    // Rows: each has an entry >= 1/n afterwards (>= 1 before the first pass).
+    for (uint32_t i = 0; i < n; ++i) {
+      V s = V{};
+      for (uint32_t j = 0; j < n; ++j) s += x[i * n + j];
+      const V inv = 1.0 / s;
+      for (uint32_t j = 0; j < n; ++j) x[i * n + j] *= inv;
+    }
+    // Columns: after a row pass every column sum is >= 1/n, except in the
+    // first round, where a column can underflow (logits hundreds apart).
+    V s[NL != 0 ? NL : kMaxLanes] = {};
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) s[j] += x[i * n + j];
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      if (round == 0) underflow |= underflowed(s[j]);
+      s[j] = 1.0 / s[j];
+    }
+    if constexpr (std::is_same_v<V, double>) {
+      if (underflow != 0) return underflow;  // (its only matrix: no need to go on)
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t j = 0; j < n; ++j) x[i * n + j] *= s[j];
+    }
+  }
+  return underflow;
+}
+
 // sinkhorn_exp for a lane count known at compile time (NL; 0 = run time).
 template <uint32_t NL>
 void sinkhorn_exp_n(double* m, uint32_t n_rt, int rounds) {
   const uint32_t n = NL != 0 ? NL : n_rt;
   double e[NL != 0 ? NL * NL : kMaxLanes * kMaxLanes];
   exp_minus_row_max(m, n, e, 1);
-  for (int round = 0; round < rounds; ++round) {
-    // Rows: each has an entry >= 1/n afterwards (>= 1 before the first pass).
-    for (uint32_t i = 0; i < n; ++i) {
-      double s = 0.0;
-      for (uint32_t j = 0; j < n; ++j) s += e[i * n + j];
-      const double inv = 1.0 / s;
-      for (uint32_t j = 0; j < n; ++j) e[i * n + j] *= inv;
-    }
-    // Columns: after a row pass every column sum is >= 1/n, except in the
-    // first round, where a column can underflow (logits hundreds apart).
-    double s[NL != 0 ? NL : kMaxLanes] = {};
-    for (uint32_t i = 0; i < n; ++i) {
-      for (uint32_t j = 0; j < n; ++j) s[j] += e[i * n + j];
-    }
-    for (uint32_t j = 0; j < n; ++j) {
-      if (round == 0 && !(s[j] >= 1e-280)) {
-        sinkhorn(m, n, rounds);
-        return;
-      }
-      s[j] = 1.0 / s[j];
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      for (uint32_t j = 0; j < n; ++j) e[i * n + j] *= s[j];
-    }
+  if (sinkhorn_rounds<double, NL>(e, n, rounds) != 0) {
+    sinkhorn(m, n, rounds);
+    return;
   }
   std::copy(e, e + n * n, m);
 }
 
-// The rounds of sinkhorn_exp_n<4> for kMhcTokens matrices side by side: e is
-// [16][kMhcTokens], lane t of row k holding matrix t's E[k]. Every lane goes
-// through the scalar rounds' operations in their order (sums from 0 in index
-// order, one division per sum, then the products), so it gets their bits.
-// Returns the lanes (bit t) with a column sum that underflowed in the first
-// round, which the scalar routine hands to the log-domain iteration.
+// sinkhorn_rounds of kMhcTokens 4 × 4 matrices side by side: e is
+// [16][kMhcTokens], lane t of row k holding matrix t's E[k].
 struct SinkhornLanes4 {
   CACT_VEC_INLINE static uint32_t run(double* e, int rounds) {
     using V = VecOf<double, kMhcTokens>::type;
     V x[16];
     for (uint32_t k = 0; k < 16; ++k) std::memcpy(&x[k], e + k * kMhcTokens, sizeof(V));
-    uint32_t underflow = 0;
-    for (int round = 0; round < rounds; ++round) {
-      for (uint32_t i = 0; i < 4; ++i) {
-        V s = V{};
-        for (uint32_t j = 0; j < 4; ++j) s += x[i * 4 + j];
-        const V inv = 1.0 / s;
-        for (uint32_t j = 0; j < 4; ++j) x[i * 4 + j] *= inv;
-      }
-      V s[4] = {};
-      for (uint32_t i = 0; i < 4; ++i) {
-        for (uint32_t j = 0; j < 4; ++j) s[j] += x[i * 4 + j];
-      }
-      for (uint32_t j = 0; j < 4; ++j) {
-        if (round == 0) {
-          for (uint32_t t = 0; t < kMhcTokens; ++t) underflow |= !(s[j][t] >= 1e-280) ? 1u << t : 0u;
-        }
-        s[j] = 1.0 / s[j];
-      }
-      for (uint32_t i = 0; i < 4; ++i) {
-        for (uint32_t j = 0; j < 4; ++j) x[i * 4 + j] *= s[j];
-      }
-    }
+    const uint32_t underflow = sinkhorn_rounds<V, 4>(x, 4, rounds);
     for (uint32_t k = 0; k < 16; ++k) std::memcpy(e + k * kMhcTokens, &x[k], sizeof(V));
     return underflow;
   }
