@@ -63,39 +63,44 @@ void Forward::attention(uint32_t l, uint32_t count) {
                                          {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
                                          {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
 
-  // Per token (on the pool): the q/k/v taps, q/k norms and RoPE, the KV write
-  // (distinct positions -> distinct cache rows).
-  pool_->run(count, [&](uint32_t c, uint32_t) {
+  const uint32_t group = g.H / g.K;
+  const bool reference = engine_->numerics() == Numerics::reference;
+  // The q/k/v taps, q/k norms and RoPE and the KV write of token c, for the
+  // KV heads [kv0, kv1) and their query heads (distinct positions and heads
+  // -> distinct cache rows).
+  const auto prepare = [&](uint32_t c, uint32_t kv0, uint32_t kv1) {
     float* q = ws.q.data() + size_t(c) * qdim;
     float* k = ws.k.data() + size_t(c) * kdim;
     float* v = ws.v.data() + size_t(c) * vdim;
     if (taps) {
-      st.q.rows(lw.q_taps.data(), c, q);
-      st.k.rows(lw.k_taps.data(), c, k);
-      st.v.rows(lw.v_taps.data(), c, v);
+      st.q.rows(lw.q_taps.data(), c, kv0 * group * g.dq, kv1 * group * g.dq, q);
+      st.k.rows(lw.k_taps.data(), c, kv0 * g.dq, kv1 * g.dq, k);
+      st.v.rows(lw.v_taps.data(), c, kv0 * g.dv, kv1 * g.dv, v);
     }
     const float* cosv = ws.rope_cos.data() + size_t(c) * half;
     const float* sinv = ws.rope_sin.data() + size_t(c) * half;
-    norm_rope(q, g.H, g.dq, lw.q_norm.data(), cosv, sinv);
-    norm_rope(k, g.K, g.dq, lw.k_norm.data(), cosv, sinv);
-    st.cache.write(pos_ + c, k, v);
-  });
-  if (taps) {
-    st.q.slide(count);
-    st.k.slide(count);
-    st.v.slide(count);
-  }
-
-  const uint32_t group = g.H / g.K;
-  const bool reference = engine_->numerics() == Numerics::reference;
-  // One task per (KV head, run of up to `per` tokens): the query heads
-  // h = kv·group .. (kv+1)·group − 1 share KV head kv (consecutive in q, att
-  // and gate), and the int8 cache attends a run's tokens in one pass. The
-  // bits do not depend on the split (KvCache::attend_tokens).
+    norm_rope(q + size_t(kv0) * group * g.dq, (kv1 - kv0) * group, g.dq, lw.q_norm.data(), cosv, sinv);
+    norm_rope(k + size_t(kv0) * g.dq, kv1 - kv0, g.dq, lw.k_norm.data(), cosv, sinv);
+    for (uint32_t kv = kv0; kv < kv1; ++kv) {
+      st.cache.write_head(pos_ + c, kv, k + size_t(kv) * g.dq, v + size_t(kv) * g.dv);
+    }
+  };
+  // One attention task per (KV head, run of up to `per` tokens): the query
+  // heads h = kv·group .. (kv+1)·group − 1 share KV head kv (consecutive in q,
+  // att and gate), and the int8 cache attends a run's tokens in one pass. The
+  // bits do not depend on the split (KvCache::attend_tokens). With one run
+  // (decoding) on several threads, a task first prepares its own heads of
+  // every token: no other task reads them, and the per-token work, which a
+  // single token would leave to one thread, is split by head.
   const uint32_t per = std::clamp<uint32_t>(count * g.K / pool_->size(), 1, AttendScratch::kTokens);
   const uint32_t runs = (count + per - 1) / per;
+  const bool by_head = runs == 1 && pool_->size() > 1;
+  if (!by_head) pool_->run(count, [&](uint32_t c, uint32_t) { prepare(c, 0, g.K); });
   pool_->run(runs * g.K, [&](uint32_t task, uint32_t t) {
     const uint32_t c0 = task / g.K * per, kv = task % g.K, n = std::min(per, count - c0);
+    if (by_head) {
+      for (uint32_t c = 0; c < count; ++c) prepare(c, kv, kv + 1);
+    }
     TokenRanges ranges[AttendScratch::kTokens];
 #pragma GCC unroll 1
     for (uint32_t c = 0; c < n; ++c) ranges[c].n = vis_.ranges(pos_ + c0 + c, lw.global, ranges[c].r);
@@ -112,6 +117,11 @@ void Forward::attention(uint32_t l, uint32_t count) {
       }
     }
   });
+  if (taps) {
+    st.q.slide(count);
+    st.k.slide(count);
+    st.v.slide(count);
+  }
   linear_.load(ws.gated_prepared, ws.gated.data(), odim, count);
   linear_.apply(ws.gated_prepared, lw.out_proj, ws.out.data(), g.D);
 }

@@ -21,10 +21,11 @@ class CausalConv {
   float* input() { return buf_.data() + (size_t(start_) + history_) * dim_; }
   // w is [taps][dim]; out is [count][dim]; count <= max_chunk.
   void run(const float* w, uint32_t count, float* out);
-  // run() in two steps, for splitting a chunk by token: rows(w, c, out) writes
-  // output row c of the chunk (out is that row), any order, any thread; then
-  // slide(count) once.
-  void rows(const float* w, uint32_t c, float* out) const;
+  // run() in two steps, for splitting a chunk by token or by column:
+  // rows(w, c, begin, end, out) writes elements [begin, end) of output row c
+  // of the chunk (out is that row), any order, any thread; then slide(count)
+  // once. Elementwise: any split gives run()'s bits.
+  void rows(const float* w, uint32_t c, uint32_t begin, uint32_t end, float* out) const;
   void slide(uint32_t count);
   uint32_t history_rows() const { return history_; }
   size_t bytes() const { return buf_.capacity() * sizeof(float); }

@@ -426,7 +426,7 @@ void Forward::layer(uint32_t l, uint32_t count) {
   linear_.load(att.input_prepared, att.input.data(), g.D, count, [&](uint32_t c, uint32_t) {
     float* u = mhc.block.data() + c * D;
     if (conv != nullptr) {
-      conv->rows(taps, c, eg.value.data() + c * D);
+      conv->rows(taps, c, 0, g.D, eg.value.data() + c * D);
       engram_update(u, eg.key.data() + c * D, eg.value.data() + c * D, g.D);
     }
     zc_norm(int8_numerics_, u, lw.norm_in.data(), D, att.input.data() + c * D);

@@ -113,29 +113,28 @@ void KvCache::quantize_cq(const float* x, uint32_t dim, uint8_t* packed, uint16_
 }
 
 void KvCache::write(uint32_t pos, const float* k, const float* v) {
+  for (uint32_t h = 0; h < K_; ++h) write_head(pos, h, k + size_t(h) * dq_, v + size_t(h) * dv_);
+}
+
+void KvCache::write_head(uint32_t pos, uint32_t h, const float* kh, const float* vh) {
   const size_t row = row_of(pos);
-  const size_t rows = this->rows();
-  for (uint32_t h = 0; h < K_; ++h) {
-    const size_t at = size_t(h) * rows + row;
-    const float* kh = k + size_t(h) * dq_;
-    const float* vh = v + size_t(h) * dv_;
-    switch (format_) {
-      case KvFormat::f32:
-        std::memcpy(kf_.data() + at * dq_, kh, dq_ * sizeof(float));
-        std::memcpy(vf_.data() + at * dv_, vh, dv_ * sizeof(float));
-        break;
-      case KvFormat::int8: {
-        const size_t at16 = size_t(h) * rows16_ + row;
-        ks_[at16] = detail::store_k_row(kh, dq_, dq4_, k8_.data() + size_t(h) * rows16_ * dq4_, uint32_t(row));
-        vs_[at16] = quantize_int8(vh, dv_, v8_.data() + at * dv_);
-        break;
-      }
-      case KvFormat::cq: {
-        float scratch[kCqGroup];
-        quantize_cq(kh, dq_, kc_.data() + at * kgroups_ * group_bytes_, kn_.data() + at * kgroups_, scratch);
-        quantize_cq(vh, dv_, vc_.data() + at * vgroups_ * group_bytes_, vn_.data() + at * vgroups_, scratch);
-        break;
-      }
+  const size_t at = size_t(h) * rows() + row;
+  switch (format_) {
+    case KvFormat::f32:
+      std::memcpy(kf_.data() + at * dq_, kh, dq_ * sizeof(float));
+      std::memcpy(vf_.data() + at * dv_, vh, dv_ * sizeof(float));
+      break;
+    case KvFormat::int8: {
+      const size_t at16 = size_t(h) * rows16_ + row;
+      ks_[at16] = detail::store_k_row(kh, dq_, dq4_, k8_.data() + size_t(h) * rows16_ * dq4_, uint32_t(row));
+      vs_[at16] = quantize_int8(vh, dv_, v8_.data() + at * dv_);
+      break;
+    }
+    case KvFormat::cq: {
+      float scratch[kCqGroup];
+      quantize_cq(kh, dq_, kc_.data() + at * kgroups_ * group_bytes_, kn_.data() + at * kgroups_, scratch);
+      quantize_cq(vh, dv_, vc_.data() + at * vgroups_ * group_bytes_, vn_.data() + at * vgroups_, scratch);
+      break;
     }
   }
 }

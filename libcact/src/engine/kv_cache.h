@@ -87,6 +87,9 @@ class KvCache {
 
   // Store position `pos`: k is [kv_heads][dq] (normed, roped), v is [kv_heads][dv].
   void write(uint32_t pos, const float* k, const float* v);
+  // Store KV head `head` of position `pos` (k is [dq], v is [dv]); heads are
+  // stored apart, so different heads may be written from different threads.
+  void write_head(uint32_t pos, uint32_t head, const float* k, const float* v);
   // out[dv] = Σ softmax(q·k_s / sqrt(dq)) v_s over the positions of `ranges`
   // (all of which must be stored and not overwritten), for KV head `kv_head`.
   void attend(const float* q, uint32_t kv_head, std::span<const PosRange> ranges, float* out,
