@@ -169,7 +169,7 @@ TEST_CASE("causal conv ring equals the direct sum across chunks") {
   std::vector<float> out(5 * dim);
   uint32_t t = 0;
   for (uint32_t chunk : {1u, 5u, 2u, 5u, 3u, 5u, 4u, 5u}) {
-    std::copy(x.begin() + t * dim, x.begin() + (t + chunk) * dim, conv.input());
+    std::copy(x.begin() + t * dim, x.begin() + (t + chunk) * dim, conv.input(chunk));
     conv.run(w.data(), chunk, out.data());
     for (uint32_t c = 0; c < chunk; ++c) {
       for (uint32_t i = 0; i < dim; ++i) {
@@ -182,6 +182,36 @@ TEST_CASE("causal conv ring equals the direct sum across chunks") {
     }
     t += chunk;
   }
+}
+
+TEST_CASE("a spilling causal conv gives the in-place ring's bits, chunk after chunk") {
+  std::mt19937 rng(11);
+  const uint32_t dim = 20, taps = 3, max_chunk = 24, total = 200;
+  const auto w = random_vector(rng, taps * dim);
+  const auto x = random_vector(rng, total * dim);
+  CausalConv in_place, spilling;
+  in_place.init(dim, taps, 1, max_chunk);
+  spilling.init(dim, taps, 1, max_chunk, true);
+  CHECK(spilling.bytes() < in_place.bytes());
+  std::vector<float> window(spilling.spill_floats()), want(max_chunk * dim), got(max_chunk * dim);
+  uint32_t t = 0;
+  // Short chunks stay in place (sliding through the slack), long ones spill:
+  // the history must cross between the two in both directions.
+  for (uint32_t chunk : {1u, 24u, 1u, 1u, 9u, 8u, 24u, 3u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 17u, 24u, 2u, 24u, 8u}) {
+    if (t + chunk > total) break;
+    std::copy_n(x.begin() + t * dim, chunk * dim, in_place.input(chunk));
+    std::copy_n(x.begin() + t * dim, chunk * dim, spilling.input(chunk, window.data()));
+    in_place.run(w.data(), chunk, want.data());
+    // rows() over two column ranges, then slide(): what attention does.
+    for (uint32_t c = 0; c < chunk; ++c) {
+      spilling.rows(w.data(), c, 0, 7, got.data() + c * dim);
+      spilling.rows(w.data(), c, 7, dim, got.data() + c * dim);
+    }
+    spilling.slide(chunk);
+    CHECK(std::equal(want.begin(), want.begin() + chunk * dim, got.begin()));
+    t += chunk;
+  }
+  CHECK(t > 150);
 }
 
 TEST_CASE("engram slots: exact uint32 hashing, n-grams before position 0 switched off") {

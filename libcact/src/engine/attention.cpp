@@ -58,9 +58,12 @@ void Forward::attention(uint32_t l, uint32_t count) {
   // q, k, v and the gate all read the same prepared a = norm(u; norm_in)
   // (input_prepared, loaded by layer()).
   const bool taps = g.T > 0;
-  linear_.apply_many(ws.input_prepared, {{&lw.q_proj, 0, lw.q_proj.out, taps ? st.q.input() : ws.q.data(), qdim},
-                                         {&lw.k_proj, 0, lw.k_proj.out, taps ? st.k.input() : ws.k.data(), kdim},
-                                         {&lw.v_proj, 0, lw.v_proj.out, taps ? st.v.input() : ws.v.data(), vdim},
+  float* const q_in = taps ? st.q.input(count, ws.q_window.data()) : ws.q.data();
+  float* const k_in = taps ? st.k.input(count, ws.k_window.data()) : ws.k.data();
+  float* const v_in = taps ? st.v.input(count, ws.v_window.data()) : ws.v.data();
+  linear_.apply_many(ws.input_prepared, {{&lw.q_proj, 0, lw.q_proj.out, q_in, qdim},
+                                         {&lw.k_proj, 0, lw.k_proj.out, k_in, kdim},
+                                         {&lw.v_proj, 0, lw.v_proj.out, v_in, vdim},
                                          {&lw.gate_proj, 0, lw.gate_proj.out, ws.gate.data(), odim}});
 
   const uint32_t group = g.H / g.K;

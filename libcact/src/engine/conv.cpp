@@ -8,18 +8,21 @@
 
 namespace cact::engine {
 
-void CausalConv::init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk) {
+void CausalConv::init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk, bool spills) {
   dim_ = dim;
   taps_ = taps;
   dil_ = dilation == 0 ? 1 : dilation;
   history_ = taps > 0 ? (taps - 1) * dil_ : 0;
   max_chunk_ = max_chunk;
+  in_place_ = spills ? 1 : max_chunk;  // a decode step; spilling a short chunk costs two history copies
   start_ = 0;
-  buf_.assign((size_t(history_) + max_chunk + (history_ > 0 ? kSlack : 0)) * dim, 0.0f);
+  spill_ = nullptr;
+  buf_.assign((size_t(history_) + in_place_ + (history_ > 0 ? kSlack : 0)) * dim, 0.0f);
 }
 
 void CausalConv::reset() {
   start_ = 0;
+  spill_ = nullptr;
   std::fill(buf_.begin(), buf_.begin() + size_t(history_) * dim_, 0.0f);
 }
 
@@ -76,17 +79,34 @@ void conv_rows(const float* w, const float* buf, uint32_t first, uint32_t dim, u
 }
 }  // namespace
 
-void CausalConv::run(const float* w, uint32_t count, float* out) {
+float* CausalConv::input(uint32_t count, float* spill) {
   if (count > max_chunk_) fail("internal: conv chunk larger than the state was sized for");
-  conv_rows(w, buf_.data(), start_ + history_, dim_, dim_, taps_, dil_, count, out);
+  if (count <= in_place_) {
+    spill_ = nullptr;
+    return buf_.data() + (size_t(start_) + history_) * dim_;
+  }
+  if (spill == nullptr) fail("internal: a long chunk needs a window to spill into");
+  std::copy_n(buf_.data() + size_t(start_) * dim_, size_t(history_) * dim_, spill);
+  spill_ = spill;
+  return spill + size_t(history_) * dim_;
+}
+
+void CausalConv::run(const float* w, uint32_t count, float* out) {
+  conv_rows(w, window(), history_, dim_, dim_, taps_, dil_, count, out);
   slide(count);
 }
 
 void CausalConv::rows(const float* w, uint32_t c, uint32_t begin, uint32_t end, float* out) const {
-  conv_rows(w + begin, buf_.data() + begin, start_ + history_ + c, dim_, end - begin, taps_, dil_, 1, out + begin);
+  conv_rows(w + begin, window() + begin, history_ + c, dim_, end - begin, taps_, dil_, 1, out + begin);
 }
 
 void CausalConv::slide(uint32_t count) {
+  if (spill_ != nullptr) {  // the new history goes home to the front of buf_
+    std::copy_n(spill_ + size_t(count) * dim_, size_t(history_) * dim_, buf_.data());
+    start_ = 0;
+    spill_ = nullptr;
+    return;
+  }
   // Slide: the last `history_` rows of [history | new] become the history,
   // where they are while the next window still fits, else at the front.
   if (history_ == 0) return;

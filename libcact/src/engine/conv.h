@@ -7,7 +7,14 @@
 // kSlack spare rows, and only once it reaches the end are its last
 // (taps-1)·dil rows copied back to the front (decoding copies the history once
 // every kSlack tokens, not every token).
-// Used for the q/k/v taps (dil 1) and the engram value conv (dil = engram_conv_dilation).
+// A convolution initialised with `spills` keeps only one-row chunks (decode
+// steps) in its own buffer: a longer chunk is computed in a window the
+// caller lends to input() (spill_floats() floats, shared by convolutions that
+// are never in use at once, such as one tap of every layer), with the history
+// copied in there and back. The state of every layer then costs history rows,
+// not history plus a chunk.
+// Used for the q/k/v taps (dil 1, spilling) and the engram value conv (dil =
+// engram_conv_dilation, whose history is longer than a chunk).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -16,10 +23,14 @@ namespace cact::engine {
 
 class CausalConv {
  public:
-  void init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk);
+  void init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk, bool spills = false);
   void reset();  // zero history (positions before 0)
-  float* input() { return buf_.data() + (size_t(start_) + history_) * dim_; }
-  // w is [taps][dim]; out is [count][dim]; count <= max_chunk.
+  // Where the caller writes the next chunk's `count` pre-conv rows; `spill`
+  // is the lent window (needed only by a spilling convolution's long chunk)
+  // and stays in use until slide().
+  float* input(uint32_t count, float* spill = nullptr);
+  size_t spill_floats() const { return (size_t(history_) + max_chunk_) * dim_; }
+  // w is [taps][dim]; out is [count][dim]; the chunk given to input().
   void run(const float* w, uint32_t count, float* out);
   // run() in two steps, for splitting a chunk by token or by column:
   // rows(w, c, begin, end, out) writes elements [begin, end) of output row c
@@ -32,9 +43,13 @@ class CausalConv {
 
  private:
   static constexpr uint32_t kSlack = 8;
+  // The window: [history | chunk] rows, in the lent window or in buf_.
+  const float* window() const { return spill_ != nullptr ? spill_ : buf_.data() + size_t(start_) * dim_; }
   uint32_t dim_ = 0, taps_ = 0, dil_ = 1, history_ = 0, max_chunk_ = 0;
-  uint32_t start_ = 0;  // first row of the window (<= kSlack)
+  uint32_t in_place_ = 0;  // longest chunk computed in buf_
+  uint32_t start_ = 0;     // first row of the window in buf_ (<= kSlack)
   std::vector<float> buf_;
+  float* spill_ = nullptr;  // the lent window, from input() to slide()
 };
 
 }  // namespace cact::engine

@@ -17,7 +17,7 @@ namespace cact::engine {
 
 namespace {
 constexpr uint32_t kMlpBlock = 8;    // tokens per Hadamard MLP call in a chunk
-constexpr uint32_t kHeadBatch = 16;  // tokens per probe-head fold in decode (feed_heads)
+constexpr uint32_t kHeadBatch = 16;  // tokens per probe-head fold in decode (place_cells)
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -47,7 +47,10 @@ size_t Workspace::Mhc::bytes() const {
 
 size_t Workspace::Attention::bytes() const {
   size_t b = input_prepared.bytes() + gated_prepared.bytes();
-  for (const auto* buf : {&input, &rope_cos, &rope_sin, &q, &k, &v, &gate, &gated, &out}) b += cap_bytes(*buf);
+  for (const auto* buf :
+       {&input, &rope_cos, &rope_sin, &q_window, &k_window, &v_window, &q, &k, &v, &gate, &gated, &out}) {
+    b += cap_bytes(*buf);
+  }
   for (const AttendScratch& s : scratch) b += s.bytes();
   return b;
 }
@@ -119,9 +122,9 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
     s.cache.init(format, g.K, g.dq, g.dv, pinned, ring, g.kv_bits, w.kv_codebook, &engine.kernels());
     widest = std::max(widest, pinned + ring);
     if (g.T > 0) {
-      s.q.init(g.qdim(), g.T, 1, C);
-      s.k.init(g.kdim(), g.T, 1, C);
-      s.v.init(g.vdim(), g.T, 1, C);
+      s.q.init(g.qdim(), g.T, 1, C, true);
+      s.k.init(g.kdim(), g.T, 1, C, true);
+      s.v.init(g.vdim(), g.T, 1, C, true);
     }
   }
   sites_.resize(w.sites.size());
@@ -162,6 +165,11 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   linear_.reserve(att.input_prepared, g.D, C);
   att.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
   att.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
+  if (g.T > 0) {
+    att.q_window.assign(layers_[0].q.spill_floats(), 0.0f);
+    att.k_window.assign(layers_[0].k.spill_floats(), 0.0f);
+    att.v_window.assign(layers_[0].v.spill_floats(), 0.0f);
+  }
   att.q.assign(size_t(C) * g.qdim(), 0.0f);
   att.k.assign(size_t(C) * g.kdim(), 0.0f);
   att.v.assign(size_t(C) * g.vdim(), 0.0f);
@@ -180,7 +188,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.output.x.assign(C * D, 0.0f);
   linear_.reserve(ws.output.x_prepared, g.D, C);
 
-  ws.probe.cells.assign(C * (L + 1) * D, 0.0f);
+  ws.probe.cells.assign(size_t(std::max(C, kHeadBatch)) * (L + 1) * D, 0.0f);
   ws.probe.scratch.resize(pools_.empty() ? 0 : T);
   const uint32_t fold = std::max(C, kHeadBatch);
   for (Workspace::Probe::Scratch& ps : ws.probe.scratch) {
@@ -188,7 +196,6 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
     ps.gather.assign(fold * D, 0.0f);
     ps.scores.assign(size_t(fold) * head_rows, 0.0f);
   }
-  if (!pools_.empty()) head_backlog_.assign(size_t(kHeadBatch) * (L + 1) * D, 0.0f);
   last_logits_.assign(g.out_rows, 0.0f);
   reset();
 }
@@ -218,8 +225,10 @@ void Forward::copy_state(const Forward& src) {
   layers_ = src.layers_;
   sites_ = src.sites_;
   pools_ = src.pools_;
-  head_backlog_ = src.head_backlog_;
   backlog_tokens_ = src.backlog_tokens_;
+  if (backlog_tokens_ > 0) {  // (the rest of the cells are a run's scratch)
+    std::copy_n(src.ws_.probe.cells.begin(), size_t(kHeadBatch) * w_->g.cell_rows() * w_->g.D, ws_.probe.cells.begin());
+  }
   std::copy_n(src.ws_.engram.tokens.begin(), history_, ws_.engram.tokens.begin());
   last_logits_ = src.last_logits_;
   has_logits_ = src.has_logits_;
@@ -236,37 +245,25 @@ const HeadPool* Forward::pool(HeadKind kind) {
   return nullptr;
 }
 
-void Forward::feed_heads(const float* cells, uint32_t count) {
-  if (pools_.empty()) return;
-  const size_t rows = w_->g.cell_rows(), D = w_->g.D;
-  if (backlog_tokens_ + count > kHeadBatch) settle_heads();
-  if (count >= kHeadBatch) {
-    fold_heads(cells, count, rows * D, D);
-    return;
-  }
-  // The backlog is row-major ([L+1][kHeadBatch][D]) so that a fold reads each
-  // row's cells in place.
-  for (uint32_t c = 0; c < count; ++c) {
-    for (size_t r = 0; r < rows; ++r) {
-      std::copy_n(cells + (c * rows + r) * D, D, head_backlog_.data() + (r * kHeadBatch + backlog_tokens_ + c) * D);
-    }
-  }
-  backlog_tokens_ += count;
-}
-
-// A single token fed to the heads (a decode step) writes its cells into the
-// backlog's next slot; anything else into ws.probe.cells, fed to the heads at the
-// end of run(). Returns whether the cells go to the backlog.
+// Where this run's cells go. A chunk shorter than kHeadBatch (a decode step)
+// writes them into the backlog's next slots, to be folded with its neighbours;
+// a longer one (or any, when cells are kept) into the chunk layout, folded at
+// the end of the run. The backlog is settled before a chunk: both layouts share
+// ws.probe.cells (the backlog row-major, [L+1][kHeadBatch][D], so that a fold
+// reads each row in place; a chunk token-major, [C][L+1][D]).
+// Returns whether the cells go to the backlog.
 bool Forward::place_cells(uint32_t count) {
   const size_t rows = w_->g.cell_rows(), D = w_->g.D;
-  const bool to_backlog = count == 1 && !pools_.empty() && !keep_cells_;
-  cell_token_stride_ = rows * D;  // (the backlog holds one token of this run: unused there)
+  const bool to_backlog = count < kHeadBatch && !pools_.empty() && !keep_cells_;
   if (to_backlog) {
-    if (backlog_tokens_ == kHeadBatch) settle_heads();  // as feed_heads would, before the slot is written
-    cells_ = head_backlog_.data() + size_t(backlog_tokens_) * D;
+    if (backlog_tokens_ + count > kHeadBatch) settle_heads();
+    cells_ = ws_.probe.cells.data() + size_t(backlog_tokens_) * D;
+    cell_token_stride_ = D;
     cell_row_stride_ = size_t(kHeadBatch) * D;
   } else {
+    settle_heads();
     cells_ = ws_.probe.cells.data();
+    cell_token_stride_ = rows * D;
     cell_row_stride_ = D;
   }
   return to_backlog;
@@ -274,7 +271,7 @@ bool Forward::place_cells(uint32_t count) {
 
 void Forward::settle_heads() {
   if (backlog_tokens_ == 0) return;
-  fold_heads(head_backlog_.data(), backlog_tokens_, w_->g.D, size_t(kHeadBatch) * w_->g.D);
+  fold_heads(ws_.probe.cells.data(), backlog_tokens_, w_->g.D, size_t(kHeadBatch) * w_->g.D);
   backlog_tokens_ = 0;
 }
 
@@ -303,7 +300,6 @@ size_t Forward::bytes() const {
   for (const LayerState& s : layers_) b += s.cache.bytes() + s.q.bytes() + s.k.bytes() + s.v.bytes();
   for (const SiteState& s : sites_) b += s.value.bytes();
   for (const HeadPool& p : pools_) b += p.bytes();
-  b += head_backlog_.capacity() * sizeof(float);
   return b;
 }
 
@@ -358,9 +354,9 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   has_logits_ = true;
 
   if (cells_in_backlog) {
-    ++backlog_tokens_;
-  } else {
-    feed_heads(ws.probe.cells.data(), count);
+    backlog_tokens_ += count;
+  } else if (!pools_.empty()) {
+    fold_heads(ws.probe.cells.data(), count, rows * D, D);
   }
   if (keep_cells_) {
     kept_cells_.insert(kept_cells_.end(), ws.probe.cells.begin(), ws.probe.cells.begin() + size_t(count) * rows * D);
@@ -488,7 +484,7 @@ void Forward::engram(uint32_t site, uint32_t count, bool here) {
   };
   // The value conv's rows are computed by layer() (with the per-token norm).
   const LinearJob key{&sw.key_proj, 0, sw.key_proj.out, ws.key.data(), D};
-  const LinearJob value{&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(), D};
+  const LinearJob value{&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(count), D};
   if (!here) {
     linear_.load(ws.rows_prepared, ws.rows.data(), uint32_t(width), count, gather);
     linear_.apply_many(ws.rows_prepared, {key, value});

@@ -78,12 +78,15 @@ struct Workspace {
     std::vector<float> input;               // a = norm(u; norm_in), D
     LinearInput input_prepared;             // a, for q/k/v/gate_proj
     std::vector<float> rope_cos, rope_sin;  // cos, sin of t·f_i, dq/2
-    std::vector<float> q, k, v;             // after taps, head norms and RoPE: H·dq, K·dq, K·dv
-    std::vector<float> gate;                // gate_proj a, H·dv
-    std::vector<float> gated;               // the heads' output, then o = out ⊙ σ(gate) in place, H·dv
-    LinearInput gated_prepared;             // o, for out_proj
-    std::vector<float> out;                 // z = out_proj o, D
-    std::vector<AttendScratch> scratch;     // per pool thread
+    // The window a layer's q, k, v taps run a long chunk in (history + C rows of
+    // q_proj a, k_proj a, v_proj a): one for all layers (CausalConv spills).
+    std::vector<float> q_window, k_window, v_window;
+    std::vector<float> q, k, v;          // after taps, head norms and RoPE: H·dq, K·dq, K·dv
+    std::vector<float> gate;             // gate_proj a, H·dv
+    std::vector<float> gated;            // the heads' output, then o = out ⊙ σ(gate) in place, H·dv
+    LinearInput gated_prepared;          // o, for out_proj
+    std::vector<float> out;              // z = out_proj o, D
+    std::vector<AttendScratch> scratch;  // per pool thread
     size_t bytes() const;
   };
   // HadamardMLP_l(m).
@@ -102,7 +105,7 @@ struct Workspace {
   };
   // Probe heads: what they fold (HeadPool::add_row).
   struct Probe {
-    std::vector<float> cells;  // (L+1)·D: x, then mean X after each block
+    std::vector<float> cells;  // (L+1)·D: x, then mean X after each block; also the decode backlog
     struct Scratch {           // one pool thread's rows
       LinearInput in;
       std::vector<float> gather, scores;
@@ -165,7 +168,6 @@ class Forward {
   // tokens in order, so its sums are unchanged.
   // A decode step writes its cells straight into the backlog's next slot
   // (place_cells): no copy per token.
-  void feed_heads(const float* cells, uint32_t count);
   void fold_heads(const float* cells, uint32_t count, size_t token_stride, size_t row_stride);
   void settle_heads();
   // Where this run's cells go (place_cells): token c's row-r cell is at cell(c, r).
@@ -185,9 +187,8 @@ class Forward {
   std::vector<LayerState> layers_;
   std::vector<SiteState> sites_;
   std::vector<HeadPool> pools_;
-  std::vector<float> head_backlog_;  // [L+1][kHeadBatch][D] cells
-  uint32_t backlog_tokens_ = 0;
-  float* cells_ = nullptr;  // ws_.probe.cells, or a decode step's backlog slot
+  uint32_t backlog_tokens_ = 0;  // decode steps' cells waiting in ws_.probe.cells
+  float* cells_ = nullptr;       // ws_.probe.cells: a chunk's, or the backlog's next slots
   size_t cell_token_stride_ = 0, cell_row_stride_ = 0;
   Workspace ws_;
   std::vector<float> last_logits_;
