@@ -178,7 +178,7 @@ typedef struct cact_session_options {
   uint32_t context;   /* positions (prompt + generated); 0 = the archive's max_seq_len */
   uint32_t sinks;     /* leading positions kept visible through a kv_window span */
   uint32_t kv_window; /* attention span when the archive leaves it open; 0 = the whole context */
-  uint32_t max_chunk; /* tokens per forward call in a prefill (default 32) */
+  uint32_t max_chunk; /* tokens per forward call in a prefill (default 48) */
   uint32_t threads;   /* the caller plus threads-1 workers; 0 = the hardware concurrency */
 } cact_session_options;
 

@@ -73,7 +73,7 @@ struct SessionOptions {
   // span: a different non-zero value here is refused.
   uint32_t kv_window = 0;
   // Tokens per forward call during prefill; the state is sized for it.
-  uint32_t max_chunk = 32;
+  uint32_t max_chunk = 48;
   // Threads of this session's pool (the caller plus threads-1 workers); 0 = the
   // hardware concurrency. Results do not depend on it.
   uint32_t threads = 0;
