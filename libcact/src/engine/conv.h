@@ -10,11 +10,11 @@
 // A convolution initialised with `spills` keeps only one-row chunks (decode
 // steps) in its own buffer: a longer chunk is computed in a window the
 // caller lends to input() (spill_floats() floats, shared by convolutions that
-// are never in use at once, such as one tap of every layer), with the history
-// copied in there and back. The state of every layer then costs history rows,
-// not history plus a chunk.
-// Used for the q/k/v taps (dil 1, spilling) and the engram value conv (dil =
-// engram_conv_dilation, whose history is longer than a chunk).
+// are never in use at once, such as one tap of every layer or the value of
+// every engram site), with the history copied in there and back. The state
+// of every layer then costs history rows, not history plus a chunk.
+// Used, spilling, for the q/k/v taps (dil 1) and the engram value conv (dil =
+// engram_conv_dilation).
 #include <cstddef>
 #include <cstdint>
 #include <vector>

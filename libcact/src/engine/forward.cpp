@@ -34,7 +34,7 @@ VecIsa engine_vec_isa() {
 
 size_t Workspace::Engram::bytes() const {
   return cap_bytes(tokens) + cap_bytes(slots) + cap_bytes(rows) + rows_prepared.bytes() + cap_bytes(key) +
-         cap_bytes(value);
+         cap_bytes(value_window) + cap_bytes(value);
 }
 
 size_t Workspace::Mhc::bytes() const {
@@ -128,7 +128,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
     }
   }
   sites_.resize(w.sites.size());
-  for (SiteState& s : sites_) s.value.init(g.D, g.etaps, g.edil, C);
+  for (SiteState& s : sites_) s.value.init(g.D, g.etaps, g.edil, C, true);
   uint32_t head_rows = 0;
   for (const HeadWeights& h : w.heads) {
     pools_.emplace_back();
@@ -146,6 +146,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   linear_.reserve(eg.rows_prepared, g.E * g.sd, C);
   eg.key.assign(C * D, 0.0f);
   eg.value.assign(C * D, 0.0f);
+  if (!sites_.empty()) eg.value_window.assign(sites_[0].value.spill_floats(), 0.0f);
 
   Workspace::Mhc& mhc = ws.mhc;
   mhc.lanes.assign(C * n * D, 0.0f);
@@ -484,7 +485,8 @@ void Forward::engram(uint32_t site, uint32_t count, bool here) {
   };
   // The value conv's rows are computed by layer() (with the per-token norm).
   const LinearJob key{&sw.key_proj, 0, sw.key_proj.out, ws.key.data(), D};
-  const LinearJob value{&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(count), D};
+  const LinearJob value{&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(count, ws.value_window.data()),
+                        D};
   if (!here) {
     linear_.load(ws.rows_prepared, ws.rows.data(), uint32_t(width), count, gather);
     linear_.apply_many(ws.rows_prepared, {key, value});

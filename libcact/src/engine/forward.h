@@ -51,12 +51,13 @@ struct SiteState {
 struct Workspace {
   // Engram inputs (step 2) and Block_l's engram update at a site.
   struct Engram {
-    std::vector<int32_t> tokens;  // [max(order)-1 history | chunk] token ids
-    std::vector<int32_t> slots;   // [C][E] table row per table; -1: switched off
-    std::vector<float> rows;      // e: the picked table rows, E·sd
-    LinearInput rows_prepared;    // e, for key_proj and value_proj
-    std::vector<float> key;       // k = key_proj · e, D
-    std::vector<float> value;     // v': the value after its causal conv, D
+    std::vector<int32_t> tokens;      // [max(order)-1 history | chunk] token ids
+    std::vector<int32_t> slots;       // [C][E] table row per table; -1: switched off
+    std::vector<float> rows;          // e: the picked table rows, E·sd
+    LinearInput rows_prepared;        // e, for key_proj and value_proj
+    std::vector<float> key;           // k = key_proj · e, D
+    std::vector<float> value_window;  // a site's value conv runs a long chunk here (CausalConv spills)
+    std::vector<float> value;         // v': the value after its causal conv, D
     size_t bytes() const;
   };
   // mHC around every block (step 3): the n lanes and the coefficients of layer l.
