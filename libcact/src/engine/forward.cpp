@@ -18,6 +18,7 @@ namespace cact::engine {
 namespace {
 constexpr uint32_t kMlpBlock = 8;    // tokens per Hadamard MLP call in a chunk
 constexpr uint32_t kHeadBatch = 16;  // tokens per probe-head fold in decode (place_cells)
+constexpr uint32_t kFoldRows = 4;    // cell rows per probe-head fold in a chunk (place_cells)
 template <typename T>
 size_t cap_bytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -189,12 +190,13 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.output.x.assign(C * D, 0.0f);
   linear_.reserve(ws.output.x_prepared, g.D, C);
 
-  ws.probe.cells.assign(size_t(std::max(C, kHeadBatch)) * (L + 1) * D, 0.0f);
+  const size_t backlog_cells = pools_.empty() ? 0 : size_t(kHeadBatch) * (L + 1) * D;
+  const size_t chunk_cells = size_t(C) * (keep_cells_ ? L + 1 : std::min<size_t>(L + 1, kFoldRows)) * D;
+  ws.probe.cells.assign(std::max(backlog_cells, chunk_cells), 0.0f);
   ws.probe.scratch.resize(pools_.empty() ? 0 : T);
   const uint32_t fold = std::max(C, kHeadBatch);
   for (Workspace::Probe::Scratch& ps : ws.probe.scratch) {
     linear_.reserve(ps.in, g.D, fold);
-    ps.gather.assign(fold * D, 0.0f);
     ps.scores.assign(size_t(fold) * head_rows, 0.0f);
   }
   last_logits_.assign(g.out_rows, 0.0f);
@@ -248,52 +250,57 @@ const HeadPool* Forward::pool(HeadKind kind) {
 
 // Where this run's cells go. A chunk shorter than kHeadBatch (a decode step)
 // writes them into the backlog's next slots, to be folded with its neighbours;
-// a longer one (or any, when cells are kept) into the chunk layout, folded at
-// the end of the run. The backlog is settled before a chunk: both layouts share
-// ws.probe.cells (the backlog row-major, [L+1][kHeadBatch][D], so that a fold
-// reads each row in place; a chunk token-major, [C][L+1][D]).
-// Returns whether the cells go to the backlog.
+// a longer one (or any, when cells are kept) into the chunk layout. Both are
+// row-major, so that a fold reads a row's tokens in place, and share
+// ws.probe.cells: the backlog [L+1][kHeadBatch][D], a chunk [kFoldRows][C][D]
+// (row r in slot r % kFoldRows, folded once its group of kFoldRows rows is
+// written) or, when cells are kept, [L+1][C][D]. The backlog is settled
+// before a chunk. Returns whether the cells go to the backlog.
 bool Forward::place_cells(uint32_t count) {
-  const size_t rows = w_->g.cell_rows(), D = w_->g.D;
+  const uint32_t rows = w_->g.cell_rows();
+  const size_t D = w_->g.D;
   const bool to_backlog = count < kHeadBatch && !pools_.empty() && !keep_cells_;
   if (to_backlog) {
     if (backlog_tokens_ + count > kHeadBatch) settle_heads();
     cells_ = ws_.probe.cells.data() + size_t(backlog_tokens_) * D;
-    cell_token_stride_ = D;
     cell_row_stride_ = size_t(kHeadBatch) * D;
+    cell_ring_ = rows;
   } else {
     settle_heads();
     cells_ = ws_.probe.cells.data();
-    cell_token_stride_ = rows * D;
-    cell_row_stride_ = D;
+    cell_row_stride_ = size_t(max_chunk_) * D;
+    cell_ring_ = keep_cells_ ? rows : std::min(rows, kFoldRows);
   }
+  fold_as_written_ = !to_backlog && !pools_.empty();
   return to_backlog;
 }
 
 void Forward::settle_heads() {
   if (backlog_tokens_ == 0) return;
-  fold_heads(ws_.probe.cells.data(), backlog_tokens_, w_->g.D, size_t(kHeadBatch) * w_->g.D);
+  cells_ = ws_.probe.cells.data();
+  cell_row_stride_ = size_t(kHeadBatch) * w_->g.D;
+  cell_ring_ = w_->g.cell_rows();
+  fold_rows(0, cell_ring_, backlog_tokens_);
+  for (HeadPool& p : pools_) p.add_tokens(backlog_tokens_);
   backlog_tokens_ = 0;
 }
 
-// One task per (head, cell row); each folds the tokens in order (the
-// reference numerics' products share one scratch: caller only). Token c's
-// row-r cell is at cells + c·token_stride + r·row_stride.
-void Forward::fold_heads(const float* cells, uint32_t count, size_t token_stride, size_t row_stride) {
-  const uint32_t rows = w_->g.cell_rows();
+// Folds cell rows [r0, r1) of `count` tokens (at cell(0, r)): one task per
+// (head, row), each folding the tokens in order (the reference numerics'
+// products share one scratch: caller only).
+void Forward::fold_rows(uint32_t r0, uint32_t r1, uint32_t count) {
+  const uint32_t n = r1 - r0;
   const auto head_row = [&](uint32_t task, uint32_t t) {
-    HeadPool& p = pools_[task / rows];
     Workspace::Probe::Scratch& hs = ws_.probe.scratch[t];
-    const uint32_t r = task % rows;
-    p.add_row(r, cells + r * row_stride, count, token_stride, linear_, hs.in, hs.gather, hs.scores);
+    const uint32_t r = r0 + task % n;
+    pools_[task / n].add_row(r, cell(0, r), count, linear_, hs.in, hs.scores);
   };
-  const auto tasks = uint32_t(pools_.size() * rows);
+  const auto tasks = uint32_t(pools_.size() * n);
   if (int8_numerics_) {
     pool_->run(tasks, [&](uint32_t task, uint32_t t) { head_row(task, t); });
   } else {
     for (uint32_t task = 0; task < tasks; ++task) head_row(task, 0);
   }
-  for (HeadPool& p : pools_) p.add_tokens(count);
 }
 
 size_t Forward::bytes() const {
@@ -356,11 +363,14 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
 
   if (cells_in_backlog) {
     backlog_tokens_ += count;
-  } else if (!pools_.empty()) {
-    fold_heads(ws.probe.cells.data(), count, rows * D, D);
+  } else if (fold_as_written_) {
+    fold_rows(uint32_t(rows) / kFoldRows * kFoldRows, uint32_t(rows), count);  // the last group's rows
+    for (HeadPool& p : pools_) p.add_tokens(count);
   }
   if (keep_cells_) {
-    kept_cells_.insert(kept_cells_.end(), ws.probe.cells.begin(), ws.probe.cells.begin() + size_t(count) * rows * D);
+    for (uint32_t c = 0; c < count; ++c) {
+      for (size_t r = 0; r < rows; ++r) kept_cells_.insert(kept_cells_.end(), cell(c, r), cell(c, r) + D);
+    }
   }
 
   // Slide the token history.
@@ -463,6 +473,8 @@ void Forward::layer(uint32_t l, uint32_t count) {
                mhc.hpost.data() + c * n, u, mhc.block_in.data() + c * D, cell(c, l + 1), int8_numerics_, isa_);
     }
   });
+  // Cell row l+1 is written: fold the group of rows that it completes.
+  if (fold_as_written_ && (l + 2) % kFoldRows == 0) fold_rows(l + 2 - kFoldRows, l + 2, count);
 }
 
 void Forward::launch_engram(uint32_t layer, uint32_t count) {

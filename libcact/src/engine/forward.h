@@ -109,8 +109,8 @@ struct Workspace {
     std::vector<float> cells;  // (L+1)·D: x, then mean X after each block; also the decode backlog
     struct Scratch {           // one pool thread's rows
       LinearInput in;
-      std::vector<float> gather, scores;
-      size_t bytes() const { return in.bytes() + (gather.capacity() + scores.capacity()) * sizeof(float); }
+      std::vector<float> scores;
+      size_t bytes() const { return in.bytes() + scores.capacity() * sizeof(float); }
     };
     std::vector<Scratch> scratch;  // per pool thread
     size_t bytes() const;
@@ -168,12 +168,13 @@ class Forward {
   // its scores come from one batched product. Every probe still sees the
   // tokens in order, so its sums are unchanged.
   // A decode step writes its cells straight into the backlog's next slot
-  // (place_cells): no copy per token.
-  void fold_heads(const float* cells, uint32_t count, size_t token_stride, size_t row_stride);
+  // (place_cells): no copy per token. A chunk folds its cell rows a few at a
+  // time as the layers write them, so it keeps a few rows of cells, not L+1.
+  void fold_rows(uint32_t r0, uint32_t r1, uint32_t count);
   void settle_heads();
   // Where this run's cells go (place_cells): token c's row-r cell is at cell(c, r).
   bool place_cells(uint32_t count);
-  float* cell(size_t c, size_t r) { return cells_ + c * cell_token_stride_ + r * cell_row_stride_; }
+  float* cell(size_t c, size_t r) { return cells_ + c * w_->g.D + (r % cell_ring_) * cell_row_stride_; }
 
   const Engine* engine_;
   const Weights* w_;
@@ -188,9 +189,11 @@ class Forward {
   std::vector<LayerState> layers_;
   std::vector<SiteState> sites_;
   std::vector<HeadPool> pools_;
-  uint32_t backlog_tokens_ = 0;  // decode steps' cells waiting in ws_.probe.cells
-  float* cells_ = nullptr;       // ws_.probe.cells: a chunk's, or the backlog's next slots
-  size_t cell_token_stride_ = 0, cell_row_stride_ = 0;
+  uint32_t backlog_tokens_ = 0;   // decode steps' cells waiting in ws_.probe.cells
+  float* cells_ = nullptr;        // ws_.probe.cells: a chunk's, or the backlog's next slots
+  size_t cell_row_stride_ = 0;    // (a row's tokens are D apart)
+  uint32_t cell_ring_ = 1;        // rows of cells held: row r is in slot r % cell_ring_
+  bool fold_as_written_ = false;  // this run folds its rows as the layers write them
   Workspace ws_;
   std::vector<float> last_logits_;
   bool has_logits_ = false;

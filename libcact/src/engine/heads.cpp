@@ -28,21 +28,13 @@ void HeadPool::reset() {
   tokens_ = 0;
 }
 
-void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, size_t stride, Linear& linear,
-                       LinearInput& input, std::vector<float>& gather, std::vector<float>& scores) {
+void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, Linear& linear, LinearInput& input,
+                       std::vector<float>& scores) {
   const double inv_sqrt = 1.0 / std::sqrt(double(D_));
   const size_t width = size_t(rows_) * k_;
   if (scores.size() < count * width) scores.resize(count * width);
-  // The row's cells as [count][D]: in place when they are (the decode
-  // backlog), else gathered.
-  const float* rows = cells;
-  if (stride != D_) {
-    if (gather.size() < size_t(count) * D_) gather.resize(size_t(count) * D_);
-    for (uint32_t c = 0; c < count; ++c) std::copy_n(cells + c * stride, D_, gather.data() + size_t(c) * D_);
-    rows = gather.data();
-  }
   // scores[c·(L+1)·k + p] = probe p = (r, i) · cell (c, r).
-  linear.load_here(input, rows, D_, count);
+  linear.load_here(input, cells, D_, count);
   linear.apply_here(input, head_->probes, r * k_, (r + 1) * k_, scores.data(), width);
   // Token by token, the row's k probes side by side: their accumulator rows
   // (k·D doubles) stay in L1 across the tokens, and each cell is read once.
@@ -51,7 +43,7 @@ void HeadPool::add_row(uint32_t r, const float* cells, uint32_t count, size_t st
   double* const acc0 = acc_.data() + p0 * D_;
   double e[4];
   for (uint32_t c = 0; c < count; ++c) {
-    const float* cell = rows + size_t(c) * D_;
+    const float* cell = cells + size_t(c) * D_;
     for (uint32_t i0 = 0; i0 < k_; i0 += 4) {
       const uint32_t n = std::min<uint32_t>(4, k_ - i0);
       for (uint32_t i = 0; i < n; ++i) {

@@ -17,14 +17,13 @@ class HeadPool {
  public:
   void init(const HeadWeights& head, const Geometry& g);
   void reset();
-  // Fold cell row r of `count` consecutive tokens into the pooling of row r,
-  // token by token; token c's row-r cell is at cells + c·stride. Rows are
-  // independent: different rows may run on different threads, each with its
-  // own scratch (`gather` [count][D] when stride != D, `input`, `scores`
-  // [count][k]); products run on the calling thread (Linear::apply_here).
-  // Call add_tokens(count) once all rows are in.
-  void add_row(uint32_t r, const float* cells, uint32_t count, size_t stride, Linear& linear, LinearInput& input,
-               std::vector<float>& gather, std::vector<float>& scores);
+  // Fold cell row r of `count` consecutive tokens ([count][D]) into the
+  // pooling of row r, token by token. Rows are independent: different rows
+  // may run on different threads, each with its own scratch (`input`,
+  // `scores` [count][k]); products run on the calling thread
+  // (Linear::apply_here). Call add_tokens(count) once all rows are in.
+  void add_row(uint32_t r, const float* cells, uint32_t count, Linear& linear, LinearInput& input,
+               std::vector<float>& scores);
   void add_tokens(uint32_t count) { tokens_ += count; }
   uint32_t rows() const { return rows_; }
   uint32_t tokens() const { return tokens_; }
