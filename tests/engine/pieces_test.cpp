@@ -166,10 +166,10 @@ TEST_CASE("causal conv ring equals the direct sum across chunks") {
   const auto x = random_vector(rng, total * dim);
   CausalConv conv;
   conv.init(dim, taps, dil, 5);
-  std::vector<float> out(5 * dim);
+  std::vector<float> out(5 * dim), window(conv.spill_floats());
   uint32_t t = 0;
   for (uint32_t chunk : {1u, 5u, 2u, 5u, 3u, 5u, 4u, 5u}) {
-    std::copy(x.begin() + t * dim, x.begin() + (t + chunk) * dim, conv.input(chunk));
+    std::copy(x.begin() + t * dim, x.begin() + (t + chunk) * dim, conv.input(chunk, window.data()));
     conv.run(w.data(), chunk, out.data());
     for (uint32_t c = 0; c < chunk; ++c) {
       for (uint32_t i = 0; i < dim; ++i) {
@@ -184,31 +184,35 @@ TEST_CASE("causal conv ring equals the direct sum across chunks") {
   }
 }
 
-TEST_CASE("a spilling causal conv gives the in-place ring's bits, chunk after chunk") {
+TEST_CASE("causal conv: decode rows in place, chunks in the lent window, the bits of one whole chunk") {
   std::mt19937 rng(11);
   const uint32_t dim = 20, taps = 3, max_chunk = 24, total = 200;
   const auto w = random_vector(rng, taps * dim);
   const auto x = random_vector(rng, total * dim);
-  CausalConv in_place, spilling;
-  in_place.init(dim, taps, 1, max_chunk);
-  spilling.init(dim, taps, 1, max_chunk, true);
-  CHECK(spilling.bytes() < in_place.bytes());
-  std::vector<float> window(spilling.spill_floats()), want(max_chunk * dim), got(max_chunk * dim);
+  // The reference: all positions as one chunk.
+  CausalConv whole;
+  whole.init(dim, taps, 1, total);
+  std::vector<float> whole_window(whole.spill_floats()), want(total * dim);
+  std::copy_n(x.begin(), total * dim, whole.input(total, whole_window.data()));
+  whole.run(w.data(), total, want.data());
+
+  CausalConv conv;
+  conv.init(dim, taps, 1, max_chunk);
+  CHECK(conv.bytes() < size_t(max_chunk) * dim * sizeof(float));  // the state holds no chunk
+  std::vector<float> window(conv.spill_floats()), got(max_chunk * dim);
   uint32_t t = 0;
-  // Short chunks stay in place (sliding through the slack), long ones spill:
-  // the history must cross between the two in both directions.
+  // Single rows slide through the slack in place, longer chunks spill: the
+  // history must cross between the two in both directions.
   for (uint32_t chunk : {1u, 24u, 1u, 1u, 9u, 8u, 24u, 3u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 17u, 24u, 2u, 24u, 8u}) {
     if (t + chunk > total) break;
-    std::copy_n(x.begin() + t * dim, chunk * dim, in_place.input(chunk));
-    std::copy_n(x.begin() + t * dim, chunk * dim, spilling.input(chunk, window.data()));
-    in_place.run(w.data(), chunk, want.data());
+    std::copy_n(x.begin() + t * dim, chunk * dim, conv.input(chunk, window.data()));
     // rows() over two column ranges, then slide(): what attention does.
     for (uint32_t c = 0; c < chunk; ++c) {
-      spilling.rows(w.data(), c, 0, 7, got.data() + c * dim);
-      spilling.rows(w.data(), c, 7, dim, got.data() + c * dim);
+      conv.rows(w.data(), c, 0, 7, got.data() + c * dim);
+      conv.rows(w.data(), c, 7, dim, got.data() + c * dim);
     }
-    spilling.slide(chunk);
-    CHECK(std::equal(want.begin(), want.begin() + chunk * dim, got.begin()));
+    conv.slide(chunk);
+    CHECK(std::equal(got.begin(), got.begin() + chunk * dim, want.begin() + t * dim));
     t += chunk;
   }
   CHECK(t > 150);

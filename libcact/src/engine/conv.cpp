@@ -8,16 +8,16 @@
 
 namespace cact::engine {
 
-void CausalConv::init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk, bool spills) {
+void CausalConv::init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk) {
   dim_ = dim;
   taps_ = taps;
   dil_ = dilation == 0 ? 1 : dilation;
   history_ = taps > 0 ? (taps - 1) * dil_ : 0;
   max_chunk_ = max_chunk;
-  in_place_ = spills ? 1 : max_chunk;  // a decode step; spilling a short chunk costs two history copies
   start_ = 0;
   spill_ = nullptr;
-  buf_.assign((size_t(history_) + in_place_ + (history_ > 0 ? kSlack : 0)) * dim, 0.0f);
+  // [history | one decode row], sliding through kSlack spare rows.
+  buf_.assign((size_t(history_) + 1 + (history_ > 0 ? kSlack : 0)) * dim, 0.0f);
 }
 
 void CausalConv::reset() {
@@ -81,7 +81,7 @@ void conv_rows(const float* w, const float* buf, uint32_t first, uint32_t dim, u
 
 float* CausalConv::input(uint32_t count, float* spill) {
   if (count > max_chunk_) fail("internal: conv chunk larger than the state was sized for");
-  if (count <= in_place_) {
+  if (count == 1) {  // (a short chunk spilled costs two history copies)
     spill_ = nullptr;
     return buf_.data() + (size_t(start_) + history_) * dim_;
   }

@@ -7,13 +7,13 @@
 // kSlack spare rows, and only once it reaches the end are its last
 // (taps-1)·dil rows copied back to the front (decoding copies the history once
 // every kSlack tokens, not every token).
-// A convolution initialised with `spills` keeps only one-row chunks (decode
-// steps) in its own buffer: a longer chunk is computed in a window the
-// caller lends to input() (spill_floats() floats, shared by convolutions that
-// are never in use at once, such as one tap of every layer or the value of
-// every engram site), with the history copied in there and back. The state
-// of every layer then costs history rows, not history plus a chunk.
-// Used, spilling, for the q/k/v taps (dil 1) and the engram value conv (dil =
+// Only one-row chunks (decode steps) run in the convolution's own buffer: a
+// longer chunk is computed in a window the caller lends to input()
+// (spill_floats() floats, shared by convolutions that are never in use at
+// once, such as one tap of every layer or the value of every engram site),
+// with the history copied in there and back. The state of every layer then
+// costs history rows, not history plus a chunk.
+// Used for the q/k/v taps (dil 1) and the engram value conv (dil =
 // engram_conv_dilation).
 #include <cstddef>
 #include <cstdint>
@@ -23,11 +23,10 @@ namespace cact::engine {
 
 class CausalConv {
  public:
-  void init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk, bool spills = false);
+  void init(uint32_t dim, uint32_t taps, uint32_t dilation, uint32_t max_chunk);
   void reset();  // zero history (positions before 0)
   // Where the caller writes the next chunk's `count` pre-conv rows; `spill`
-  // is the lent window (needed only by a spilling convolution's long chunk)
-  // and stays in use until slide().
+  // is the lent window (needed when count > 1) and stays in use until slide().
   float* input(uint32_t count, float* spill = nullptr);
   size_t spill_floats() const { return (size_t(history_) + max_chunk_) * dim_; }
   // w is [taps][dim]; out is [count][dim]; the chunk given to input().
@@ -46,8 +45,7 @@ class CausalConv {
   // The window: [history | chunk] rows, in the lent window or in buf_.
   const float* window() const { return spill_ != nullptr ? spill_ : buf_.data() + size_t(start_) * dim_; }
   uint32_t dim_ = 0, taps_ = 0, dil_ = 1, history_ = 0, max_chunk_ = 0;
-  uint32_t in_place_ = 0;  // longest chunk computed in buf_
-  uint32_t start_ = 0;     // first row of the window in buf_ (<= kSlack)
+  uint32_t start_ = 0;  // first row of the window in buf_ (<= kSlack)
   std::vector<float> buf_;
   float* spill_ = nullptr;  // the lent window, from input() to slide()
 };

@@ -123,13 +123,13 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
     s.cache.init(format, g.K, g.dq, g.dv, pinned, ring, g.kv_bits, w.kv_codebook, &engine.kernels());
     widest = std::max(widest, pinned + ring);
     if (g.T > 0) {
-      s.q.init(g.qdim(), g.T, 1, C, true);
-      s.k.init(g.kdim(), g.T, 1, C, true);
-      s.v.init(g.vdim(), g.T, 1, C, true);
+      s.q.init(g.qdim(), g.T, 1, C);
+      s.k.init(g.kdim(), g.T, 1, C);
+      s.v.init(g.vdim(), g.T, 1, C);
     }
   }
   sites_.resize(w.sites.size());
-  for (SiteState& s : sites_) s.value.init(g.D, g.etaps, g.edil, C, true);
+  for (SiteState& s : sites_) s.value.init(g.D, g.etaps, g.edil, C);
   uint32_t head_rows = 0;
   for (const HeadWeights& h : w.heads) {
     pools_.emplace_back();

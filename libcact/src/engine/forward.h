@@ -56,7 +56,7 @@ struct Workspace {
     std::vector<float> rows;          // e: the picked table rows, E·sd
     LinearInput rows_prepared;        // e, for key_proj and value_proj
     std::vector<float> key;           // k = key_proj · e, D
-    std::vector<float> value_window;  // a site's value conv runs a long chunk here (CausalConv spills)
+    std::vector<float> value_window;  // a site's value conv runs a long chunk here (CausalConv::input)
     std::vector<float> value;         // v': the value after its causal conv, D
     size_t bytes() const;
   };
@@ -80,7 +80,7 @@ struct Workspace {
     LinearInput input_prepared;             // a, for q/k/v/gate_proj
     std::vector<float> rope_cos, rope_sin;  // cos, sin of t·f_i, dq/2
     // The window a layer's q, k, v taps run a long chunk in (history + C rows of
-    // q_proj a, k_proj a, v_proj a): one for all layers (CausalConv spills).
+    // q_proj a, k_proj a, v_proj a): one for all layers (CausalConv::input).
     std::vector<float> q_window, k_window, v_window;
     std::vector<float> q, k, v;          // after taps, head norms and RoPE: H·dq, K·dq, K·dv
     std::vector<float> gate;             // gate_proj a, H·dv
