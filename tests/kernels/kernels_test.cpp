@@ -328,29 +328,40 @@ TEST_CASE("cq_matmul: every table equals scalar bit for bit on random shapes") {
 
 TEST_CASE("cq_matmul: one input against several matrices, then changed in place") {
   // How the engine calls it (q/k/v/gate read one input, the three Φ another):
-  // matrices of several widths in turn on the same activations, which then
-  // change in place (one byte, one scale). Guards any per-call caching of the
-  // prepared input (any memo of it must see both changes).
+  // matrices of several widths and row counts in turn on the same activations,
+  // each in row ranges (pool tasks); then the activations change in place (one
+  // byte, one scale, each announced by mark_written) and are quantised again
+  // into the same buffers. The tables that keep the input prepared between
+  // calls must see every change.
   std::mt19937 rng(99);
   const KernelTable& scalar = cact::kernels::scalar_kernels();
   for (const uint32_t in : {768u, 640u, 3072u}) {
-    const auto x = random_activations(rng, in, 1);
-    QuantizedActivations a;
-    scalar.quantize_activations(x.data(), in, 1, a);
-    std::vector<RandomMatrix> ms;
-    std::vector<Int8Codebook> cbs;
-    for (const uint32_t bits : {2u, 4u, 2u, codec::kTernary, 1u, 2u}) {
-      ms.push_back(random_matrix(rng, 1 + uint32_t(rng() % 40), in, bits));
-      cbs.push_back(random_codebook(rng, bits));
-    }
-    for (int round = 0; round < 3; ++round) {
-      if (round == 1) a.q[size_t(rng() % in)] ^= 0x15;      // one activation byte, same buffer
-      if (round == 2) a.scale[a.scale.size() - 1] *= 1.5f;  // one scale
-      for (size_t i = 0; i < ms.size(); ++i) {
-        const auto want = run_matmul(scalar, ms[i].m, cbs[i], a, 0, ms[i].m.out, ms[i].m.out);
-        for (const KernelTable* t : simd_tables()) {
-          INFO("table " << t->name << " in " << in << " round " << round << " matrix " << i);
-          CHECK(first_difference(run_matmul(*t, ms[i].m, cbs[i], a, 0, ms[i].m.out, ms[i].m.out), want) == -1);
+    for (const uint32_t count : {1u, 9u, 48u}) {
+      QuantizedActivations a;
+      scalar.quantize_activations(random_activations(rng, in, count).data(), in, count, a);
+      std::vector<RandomMatrix> ms;
+      std::vector<Int8Codebook> cbs;
+      for (const uint32_t bits : {2u, 4u, 2u, codec::kTernary, 1u, 2u}) {
+        // 4-16 rows as the Φ products, 16 or more as the row-lane tiles take
+        const uint32_t out = ms.size() % 2 == 0 ? 33 + uint32_t(rng() % 8) : 1 + uint32_t(rng() % 16);
+        ms.push_back(random_matrix(rng, out, in, bits));
+        cbs.push_back(random_codebook(rng, bits));
+      }
+      for (int round = 0; round < 4; ++round) {
+        if (round == 1) a.q[size_t(rng() % (size_t(in) * count))] ^= 0x15;  // one activation byte
+        if (round == 2) a.scale[a.scale.size() - 1] *= 1.5f;                // one scale
+        if (round == 1 || round == 2) a.mark_written();
+        if (round == 3) scalar.quantize_activations(random_activations(rng, in, count).data(), in, count, a);
+        for (size_t i = 0; i < ms.size(); ++i) {
+          const uint32_t out = ms[i].m.out, split = out / 2;
+          const auto want = run_matmul(scalar, ms[i].m, cbs[i], a, 0, out, out);
+          for (const KernelTable* t : simd_tables()) {
+            INFO("table " << t->name << " in " << in << " count " << count << " round " << round << " matrix " << i);
+            std::vector<float> got(size_t(out) * count, sentinel());
+            t->cq_matmul(ms[i].m, cbs[i], a, split, out, got.data(), out);
+            t->cq_matmul(ms[i].m, cbs[i], a, 0, split, got.data(), out);
+            CHECK(first_difference(got, want) == -1);
+          }
         }
       }
     }

@@ -29,6 +29,12 @@ struct QuantizedActivations {
   uint32_t in = 0, in_pad = 0, group = codec::kGroup, count = 0;
   std::vector<int8_t> q;
   std::vector<float> scale;
+  // Names the contents for the tables that keep an input prepared across
+  // products: quantize_activations gives every result a new version, and code
+  // that writes q or scale itself calls mark_written() before the next
+  // product. 0: never reused. (A copy keeps the version but has other buffers.)
+  uint64_t version = 0;
+  void mark_written();
   uint32_t groups() const { return in_pad / group; }
   const int8_t* vec(uint32_t v) const { return q.data() + size_t(v) * in_pad; }
   const float* scales(uint32_t v) const { return scale.data() + size_t(v) * groups(); }

@@ -59,6 +59,7 @@ void Linear::prepare_split(LinearInput& input, const float* x, uint32_t in, uint
   q.count = count;
   if (q.q.size() < size_t(q.in_pad) * count) q.q.resize(size_t(q.in_pad) * count);
   if (q.scale.size() < size_t(q.groups()) * count) q.scale.resize(size_t(q.groups()) * count);
+  q.mark_written();  // (the parts are all written before a product reads them)
 }
 
 void Linear::load_part(LinearInput& input, uint32_t v0, uint32_t v1, uint32_t thread) {

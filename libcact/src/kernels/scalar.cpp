@@ -1,5 +1,6 @@
 // The scalar kernel table: the plain-C++ oracle every SIMD table must match.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -11,7 +12,13 @@
 
 namespace cact::kernels {
 
+void QuantizedActivations::mark_written() {
+  static std::atomic<uint64_t> last{0};
+  version = last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void prepare_activations(uint32_t in, uint32_t count, QuantizedActivations& out) {
+  out.mark_written();
   out.in = in;
   out.group = codec::kGroup;
   out.in_pad = codec::padded_in(in, out.group);

@@ -52,6 +52,31 @@ struct SimdScratch {
   }
 };
 
+// What a table's prepared input (the activations in its tiles' layout, kept
+// per thread between cq_matmul calls) was made from. A call reuses it only
+// when its own key is equal and names a version (QuantizedActivations::version);
+// the table-specific fields stay 0 where a table has no such layout.
+struct PreparedInputKey {
+  uint64_t version = 0;  // 0: nothing kept
+  const int8_t* source = nullptr;
+  uint32_t count = 0, in_pad = 0, bits_per_index = 0;
+  uint32_t block_vectors = 0;  // x86: vectors in row-lane blocks
+  bool compact = false;        // x86: one vector's scales and corrections unpadded
+  bool paired = false;         // x86: one vector in cq_tile512_pairs' layout
+  bool operator==(const PreparedInputKey&) const = default;
+  bool reuses(const PreparedInputKey& kept) const { return version != 0 && *this == kept; }
+};
+
+inline PreparedInputKey prepared_input_key(const QuantizedActivations& a, uint32_t bits_per_index) {
+  PreparedInputKey key;
+  key.version = a.version;
+  key.source = activation_q(a);
+  key.count = a.count;
+  key.in_pad = a.in_pad;
+  key.bits_per_index = bits_per_index;
+  return key;
+}
+
 inline size_t round_up64(size_t n) { return (n + 63) & ~size_t(63); }
 
 // Column order of one group for an unpacker: position j of its concatenated

@@ -1,6 +1,7 @@
 #pragma once
-// cq_matmul of the NEON tables: activation permutation, norms and scales
-// prepared once per call, then the tiles (tiles.h) driven over the rows.
+// cq_matmul of the NEON tables: activations permuted and scales transposed
+// once per input and thread, norms per call, then the tiles (tiles.h) driven
+// over the rows.
 #include "kernels/arm/tiles.h"
 
 #if defined(__aarch64__) && defined(__ARM_NEON)
@@ -9,7 +10,40 @@ namespace cact::kernels {
 namespace {
 namespace neon {
 
-thread_local SimdScratch tls_scratch;
+// The input in the unpackers' column order and its scales transposed, kept
+// per thread between calls while its key holds (PreparedInputKey; the
+// products reading one input are several calls, see x86/matmul.h).
+struct PreparedInput {
+  PreparedInputKey key;
+  SimdScratch memory;
+  int8_t* act = nullptr;
+  float* scales = nullptr;
+};
+
+// A thread's scratch (one thread_local, one initialisation guard).
+struct MatmulScratch {
+  PreparedInput input;
+  SimdScratch call;  // per call: the row range's float norms (x86: and the row-lane tile)
+};
+
+thread_local MatmulScratch tls_scratch;
+
+inline const PreparedInput& prepare_input(const QuantizedActivations& a, const PreparedInputKey& key) {
+  PreparedInput& p = tls_scratch.input;
+  if (key.reuses(p.key)) return p;
+  const uint32_t groups = key.in_pad / kG;
+  const size_t act_bytes = size_t(key.count) * key.in_pad;
+  const size_t scale_bytes = size_t(groups) * scale_stride(key.count) * sizeof(float);
+  p.key = PreparedInputKey{};  // (nothing valid while it is rewritten)
+  auto* base = static_cast<uint8_t*>(p.memory.get(round_up64(act_bytes) + scale_bytes));
+  p.act = reinterpret_cast<int8_t*>(base);
+  p.scales = reinterpret_cast<float*>(base + round_up64(act_bytes));
+  const PermuteIndices& pi = indices_for(key.bits_per_index);
+  for (size_t off = 0; off < act_bytes; off += kG) permute_group(pi, activation_q(a) + off, p.act + off);
+  transpose_scales(a, p.scales);
+  p.key = key;
+  return p;
+}
 
 template <bool kDotprod, class U>
 void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begin, uint32_t row_end, uint32_t count) {
@@ -28,17 +62,9 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   }
   const uint32_t bits_per_index = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
-  const size_t act_bytes = size_t(a.count) * w.in_pad;
   const size_t norm_count = size_t(row_end - row_begin) * groups;
-  const size_t scale_bytes = size_t(groups) * scale_stride(a.count) * sizeof(float);
-  auto* base = static_cast<uint8_t*>(
-      tls_scratch.get(round_up64(act_bytes) + round_up64(norm_count * sizeof(float)) + scale_bytes));
-  auto* act = reinterpret_cast<int8_t*>(base);
-  auto* norms = reinterpret_cast<float*>(base + round_up64(act_bytes));
-  auto* scales = reinterpret_cast<float*>(base + round_up64(act_bytes) + round_up64(norm_count * sizeof(float)));
-
-  const PermuteIndices& pi = indices_for(bits_per_index);
-  for (size_t off = 0; off < act_bytes; off += kG) permute_group(pi, activation_q(a) + off, act + off);
+  const PreparedInput& input = prepare_input(a, prepared_input_key(a, bits_per_index));
+  auto* norms = static_cast<float*>(tls_scratch.call.get(norm_count * sizeof(float)));
   // The norms of the row range are contiguous FP16: convert 4 at a time.
   const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
   size_t i = 0;
@@ -46,7 +72,6 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
     vst1q_f32(norms + i, vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(half + 2 * i))));
   }
   for (; i < norm_count; ++i) norms[i] = load_norm(half, i);
-  transpose_scales(a, scales);
 
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
@@ -55,10 +80,10 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   job.row_bytes = w.row_bytes;
   job.groups = groups;
   job.in_pad = w.in_pad;
-  job.act = act;
+  job.act = input.act;
   job.norms = norms;
   job.row_begin = row_begin;
-  job.scales = scales;
+  job.scales = input.scales;
   job.scale_stride = scale_stride(a.count);
   job.cb_scale = cb.scale;
   job.y = y;

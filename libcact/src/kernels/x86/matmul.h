@@ -1,6 +1,6 @@
 #pragma once
-// cq_matmul of the x86 tables: activation permutation, norms and scales
-// prepared once per call, then the tiles (tiles.h) driven over the rows.
+// cq_matmul of the x86 tables: the input prepared once per version and
+// thread, the norms per call, then the tiles (tiles.h) driven over the rows.
 #include "kernels/x86/tiles.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__F16C__)
@@ -8,8 +8,6 @@
 namespace cact::kernels {
 namespace {
 namespace x86 {
-
-thread_local SimdScratch tls_scratch;
 
 // The lookup tables derived from a code table (tables_for, and with 512-bit
 // registers the vpermb tables of CQ2), remembered per thread and width: a
@@ -74,66 +72,71 @@ void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begi
   }
 }
 
-// `vbmi` (avx512-vbmi table only): the 1-vector CQ2 tiles look up with vpermb.
+// The input as the tiles read it: activations permuted into the unpackers'
+// column order (AVX2: and their absolute values), bias corrections, scales
+// transposed, the row-lane tiles' blocks. Kept per thread between calls:
+// q/k/v/gate and the three Φ products each read one input in several calls (a
+// matrix per call, a row range per pool task), and preparing it is most of a
+// Φ product's time. Reused while the activations keep their version
+// (QuantizedActivations::version) and the layout is the same.
+struct PreparedInput {
+  PreparedInputKey key;
+  SimdScratch memory;
+  int8_t* act = nullptr;
+  uint8_t* act_abs = nullptr;
+  float* scales = nullptr;
+  int32_t* corr = nullptr;
+  int8_t* act_blocks = nullptr;
+};
+
+// A thread's scratch (one thread_local, one initialisation guard).
+struct MatmulScratch {
+  PreparedInput input;
+  SimdScratch call;  // per call: the row range's float norms (x86: and the row-lane tile)
+};
+
+thread_local MatmulScratch tls_scratch;
+
 template <Dot kDot>
-void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
-                    uint32_t row_end, float* y, size_t y_stride, bool vbmi) {
-  if (row_begin >= row_end || a.count == 0) return;
-  // The VNNI dot takes any int8 weight (biased table); AVX2 needs |w| <= 127.
-  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/kDot == Dot::kAvx2)) {
-    scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
-    return;
-  }
+const PreparedInput& prepare_input(const QuantizedActivations& a, const PreparedInputKey& key) {
+  PreparedInput& p = tls_scratch.input;
+  if (key.reuses(p.key)) return p;
   constexpr bool kAbs = kDot == Dot::kAvx2;
-  const uint32_t bits_per_index = codec::index_bits(w.bits);
-  const uint32_t groups = w.in_pad / kG;
-  const uint32_t rows = row_end - row_begin;
-  const size_t act_bytes = size_t(a.count) * w.in_pad;
-  const size_t norm_count = size_t(rows) * groups;
-  // The 512-bit 1-vector tiles read one scale and one correction per group
-  // (broadcasts), so with one vector those are stored unpadded ([group]).
-  const bool compact = kDot == Dot::kAvx512Vnni && a.count == 1;
-  const size_t stride = compact ? 1 : scale_stride(a.count);
+  // (the layouts only the 512-bit tiles use, constant elsewhere)
+  constexpr bool k512 = kDot == Dot::kAvx512Vnni;
+  const uint32_t in_pad = key.in_pad, count = key.count, block_vectors = k512 ? key.block_vectors : 0;
+  const bool compact = k512 && key.compact, paired = k512 && key.paired;
+  const uint32_t groups = in_pad / kG;
+  const size_t act_bytes = size_t(count) * in_pad;
+  const size_t stride = compact ? 1 : scale_stride(count);
   const size_t factor_bytes = round_up64(size_t(groups) * stride * sizeof(float));
   // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
   const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
-  // avx512-vbmi, CQ2, 8 vectors or more, a row range of a whole row-lane tile
-  // or more (fewer rows, e.g. the Φ and probe products of 4-16 rows, would
-  // leave most lanes idle): the row-lane tiles' activation blocks.
-  const bool row_lanes = kDot == Dot::kAvx512Vnni && vbmi && bits_per_index == 2 && rows >= kRowTileRows;
-  const uint32_t block_vectors = row_lanes ? a.count / kRowTileVectors * kRowTileVectors : 0;
-  const size_t blocks_bytes = round_up64(size_t(block_vectors) * w.in_pad);
-  const size_t row_tile_bytes = block_vectors > 0 ? size_t(kRowTileRows) * (w.in_pad + groups * sizeof(float)) : 0;
-  const size_t norms_bytes = round_up64(norm_count * sizeof(float));
-  auto* base = static_cast<uint8_t*>(
-      tls_scratch.get(act_total + norms_bytes + 2 * factor_bytes + blocks_bytes + row_tile_bytes));
-  auto* act = reinterpret_cast<int8_t*>(base);
-  uint8_t* act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
-  auto* norms = reinterpret_cast<float*>(base + act_total);
-  uint8_t* const factors = base + act_total + norms_bytes;
-  auto* scales = reinterpret_cast<float*>(factors);
-  auto* corr = reinterpret_cast<int32_t*>(factors + factor_bytes);
-  auto* act_blocks = reinterpret_cast<int8_t*>(factors + 2 * factor_bytes);
+  const size_t blocks_bytes = round_up64(size_t(block_vectors) * in_pad);
+  p.key = PreparedInputKey{};  // (nothing valid while it is rewritten)
+  auto* base = static_cast<uint8_t*>(p.memory.get(act_total + 2 * factor_bytes + blocks_bytes));
+  int8_t* const act = p.act = reinterpret_cast<int8_t*>(base);
+  uint8_t* const act_abs = p.act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
+  float* const scales = p.scales = reinterpret_cast<float*>(base + act_total);
+  int32_t* const corr = p.corr = reinterpret_cast<int32_t*>(base + act_total + factor_bytes);
+  int8_t* const act_blocks = p.act_blocks = reinterpret_cast<int8_t*>(base + act_total + 2 * factor_bytes);
   // [block][group][step][vector][4]: vector v's 4 columns of step s of group g.
-  const uint32_t steps = w.in_pad / 4;
+  const uint32_t steps = in_pad / 4;
   for (uint32_t v = 0; v < block_vectors; ++v) {
-    const int8_t* src = activation_q(a) + size_t(v) * w.in_pad;
+    const int8_t* src = activation_q(a) + size_t(v) * in_pad;
     int8_t* dst = act_blocks + (size_t(v / kRowTileVectors) * kRowTileVectors * steps + v % kRowTileVectors) * 4;
     for (uint32_t s = 0; s < steps; ++s) std::memcpy(dst + size_t(s) * kRowTileVectors * 4, src + 4 * s, 4);
   }
-
-  const PermuteMasks& pm = masks_for(bits_per_index);
+  const PermuteMasks& pm = masks_for(key.bits_per_index);
 #if defined(__AVX512F__) && defined(__AVX512BW__)
-  const PermuteMasks512& pm512 = masks512_for(bits_per_index);
+  const PermuteMasks512& pm512 = masks512_for(key.bits_per_index);
 #endif
-  // avx512-vnni, one vector, 2-bit indices: the paired layout of cq_tile512_pairs.
-  const bool paired = kDot == Dot::kAvx512Vnni && a.count == 1 && bits_per_index == 2;
   if (paired && groups % 2 == 1) {  // the missing second group of the last pair
     for (int k = 0; k < 4; ++k) std::memset(act + size_t(groups - 1) * kG + 64 * k + 32, 0, 32);
   }
-  for (uint32_t v = 0; v < a.count; ++v) {
+  for (uint32_t v = 0; v < count; ++v) {
     for (uint32_t g = 0; g < groups; ++g) {
-      const size_t off = size_t(v) * w.in_pad + size_t(g) * kG;
+      const size_t off = size_t(v) * in_pad + size_t(g) * kG;
       if constexpr (kDot == Dot::kAvx512Vnni) {
 #if defined(__AVX512F__) && defined(__AVX512BW__)
         if (paired) {
@@ -150,18 +153,55 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   }
   if constexpr (!kAbs) {
     for (uint32_t g = 0; g < groups; ++g) {
-      for (size_t v = a.count; v < stride; ++v) corr[g * stride + v] = 0;
+      for (size_t v = count; v < stride; ++v) corr[g * stride + v] = 0;
     }
   }
-  // The norms of the row range are contiguous FP16: with several vectors
-  // convert them all here, 8 at a time; with one, each tile converts its own
-  // rows (tile_norms).
-  if (a.count > 1) convert_norms(w.norms + 2 * size_t(row_begin) * groups, norm_count, norms);
   if (compact) {
     std::memcpy(scales, activation_scale(a), groups * sizeof(float));
   } else {
     transpose_scales(a, scales);
   }
+  p.key = key;
+  return p;
+}
+
+// `vbmi` (avx512-vbmi table only): the 1-vector CQ2 tiles look up with vpermb.
+template <Dot kDot>
+void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
+                    uint32_t row_end, float* y, size_t y_stride, bool vbmi) {
+  if (row_begin >= row_end || a.count == 0) return;
+  // The VNNI dot takes any int8 weight (biased table); AVX2 needs |w| <= 127.
+  if (!simd_matmul_ok(w, cb, a, /*no_minus128=*/kDot == Dot::kAvx2)) {
+    scalar_kernels().cq_matmul(w, cb, a, row_begin, row_end, y, y_stride);
+    return;
+  }
+  constexpr bool kAbs = kDot == Dot::kAvx2;
+  const uint32_t bits_per_index = codec::index_bits(w.bits);
+  const uint32_t groups = w.in_pad / kG;
+  const uint32_t rows = row_end - row_begin;
+  PreparedInputKey key = prepared_input_key(a, bits_per_index);
+  // The 512-bit 1-vector tiles read one scale and one correction per group
+  // (broadcasts), so with one vector those are stored unpadded ([group]).
+  key.compact = kDot == Dot::kAvx512Vnni && a.count == 1;
+  // avx512-vnni, one vector, 2-bit indices: the paired layout of cq_tile512_pairs.
+  key.paired = kDot == Dot::kAvx512Vnni && a.count == 1 && bits_per_index == 2;
+  // avx512-vbmi, CQ2, 8 vectors or more, a row range of a whole row-lane tile
+  // or more (fewer rows, e.g. the Φ and probe products of 4-16 rows, would
+  // leave most lanes idle): the row-lane tiles' activation blocks.
+  const bool row_lanes = kDot == Dot::kAvx512Vnni && vbmi && bits_per_index == 2 && rows >= kRowTileRows;
+  key.block_vectors = row_lanes ? a.count / kRowTileVectors * kRowTileVectors : 0;
+  const PreparedInput& input = prepare_input<kDot>(a, key);
+
+  const size_t norm_count = size_t(rows) * groups;
+  // (one vector: room for one tile's rows, which tile_norms converts)
+  const size_t norms_bytes = round_up64((a.count > 1 ? norm_count : size_t(kMaxTileRows) * groups) * sizeof(float));
+  const size_t row_tile_bytes = key.block_vectors > 0 ? size_t(kRowTileRows) * (w.in_pad + groups * sizeof(float)) : 0;
+  auto* base = static_cast<uint8_t*>(tls_scratch.call.get(norms_bytes + row_tile_bytes));
+  auto* norms = reinterpret_cast<float*>(base);
+  // The norms of the row range are contiguous FP16: with several vectors
+  // convert them all here, 8 at a time; with one, each tile converts its own
+  // rows (tile_norms).
+  if (a.count > 1) convert_norms(w.norms + 2 * size_t(row_begin) * groups, norm_count, norms);
 
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
@@ -173,20 +213,20 @@ void cq_matmul_impl(const codec::CqMatrix& w, const Int8Codebook& cb, const Quan
   job.row_bytes = w.row_bytes;
   job.groups = groups;
   job.in_pad = w.in_pad;
-  job.act = act;
-  job.act_blocks = act_blocks;
-  job.row_lane_vectors = block_vectors;
-  job.row_tile = act_blocks + blocks_bytes;
-  job.act_abs = act_abs;
-  job.corr = corr;
+  job.act = input.act;
+  job.act_blocks = input.act_blocks;
+  job.row_lane_vectors = key.block_vectors;
+  job.row_tile = reinterpret_cast<int8_t*>(base + norms_bytes);
+  job.act_abs = input.act_abs;
+  job.corr = input.corr;
   job.norms = norms;
   job.half = a.count == 1 ? w.norms : nullptr;
-  job.paired = paired;
+  job.paired = key.paired;
   job.vbmi = vbmi;
   job.row_begin = row_begin;
   job.rows = w.out;
-  job.scales = scales;
-  job.scale_stride = stride;
+  job.scales = input.scales;
+  job.scale_stride = key.compact ? 1 : scale_stride(a.count);
   job.cb_scale = cb.scale;
   job.y = y;
   job.y_stride = y_stride;

@@ -82,10 +82,10 @@ struct CqMatmulJob {
   int8_t* row_tile;           // 16 rows decoded for the row-lane tiles (kRowTileRows × in_pad bytes, then their norms)
   const uint8_t* act_abs;     // |act| (AVX2 only)
   const int32_t* corr;        // VNNI: 128 * sum of each group's activations, [groups][scale_stride(count)]
-  float* norms;               // float norms of rows [row_begin, row_end): [row - row_begin][groups]
-  const uint8_t* half;        // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
-  bool paired;                // avx512-vnni, one vector, 2-bit indices: activations in cq_tile512_pairs' layout
-  bool vbmi;                  // with `paired`: the tiles look up bytes with vpermb (avx512-vbmi table)
+  float* norms;  // float norms of rows [row_begin, row_end): [row - row_begin][groups] (one vector: the tile's rows)
+  const uint8_t* half;  // decode: the FP16 norms of the matrix, converted per tile (tile_norms)
+  bool paired;          // avx512-vnni, one vector, 2-bit indices: activations in cq_tile512_pairs' layout
+  bool vbmi;            // with `paired`: the tiles look up bytes with vpermb (avx512-vbmi table)
   uint32_t row_begin;
   uint32_t rows;        // rows of the matrix (prefetches stay inside it)
   const float* scales;  // activation scales, [groups][scale_stride(count)]
@@ -99,6 +99,7 @@ struct CqMatmulJob {
 // The row-lane tiles (avx512-vbmi, CQ2, several vectors; cq_tile512_rows).
 constexpr uint32_t kRowTileVectors = 8;  // vectors per cq_tile512_rows tile
 constexpr uint32_t kRowTileRows = 16;    // rows per tile: one int32 lane each
+constexpr uint32_t kMaxTileRows = 16;    // rows of the tallest tile (the 512-bit 1-vector tiles)
 
 inline float load_norm(const uint8_t* half, size_t i) {
   uint16_t h;
@@ -108,7 +109,8 @@ inline float load_norm(const uint8_t* half, size_t i) {
 
 // The float norms of a tile's rows [r0, r0 + R). With several vectors the
 // prep converted the whole row range; with one vector (job.half set) each tile
-// converts its own rows (contiguous FP16, R * groups halves) right before it
+// converts its own rows (contiguous FP16, R * groups halves; into the start of
+// job.norms, which holds kMaxTileRows rows) right before it
 // uses them, so the loads overlap the previous tile's weight stream instead of
 // stalling a separate pass over the row range. The conversion is exact either
 // way, so the float math is unchanged.
@@ -132,12 +134,11 @@ __attribute__((always_inline)) inline void prefetch_next_tile_norms(const CqMatm
 
 template <int R>
 __attribute__((always_inline)) inline const float* tile_norms(const CqMatmulJob& job, uint32_t r0) {
-  float* dst = job.norms + size_t(r0 - job.row_begin) * job.groups;
-  if (job.half != nullptr) {
-    prefetch_next_tile_norms<R>(job, r0);
-    convert_norms(job.half + 2 * size_t(r0) * job.groups, size_t(R) * job.groups, dst);
-  }
-  return dst;
+  static_assert(R <= int(kMaxTileRows));
+  if (job.half == nullptr) return job.norms + size_t(r0 - job.row_begin) * job.groups;
+  prefetch_next_tile_norms<R>(job, r0);
+  convert_norms(job.half + 2 * size_t(r0) * job.groups, size_t(R) * job.groups, job.norms);
+  return job.norms;
 }
 
 // Software prefetch of the next tile's weights, rows [r0 + R, r0 + 2R): a

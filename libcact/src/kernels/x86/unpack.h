@@ -140,7 +140,7 @@ inline void tables_for(uint32_t index_bits, const int8_t e[16], __m256i t[4]) {
 // The column order of an unpacker, derived by running it with the identity
 // code table (entry = code), so the weights come out as the codes themselves.
 template <class U>
-GroupLayout layout_of() {
+[[gnu::cold]] GroupLayout layout_of() {
   return derive_group_layout<U::kBits>([](const uint8_t* packed, uint8_t* out) {
     int8_t identity[16];
     for (int n = 0; n < 16; ++n) identity[n] = int8_t(n);
@@ -152,7 +152,7 @@ GroupLayout layout_of() {
 }
 
 #if defined(CACT_X86_SHARED_DEFINITIONS)
-PermuteMasks masks_of(const GroupLayout& layout) {
+[[gnu::cold]] PermuteMasks masks_of(const GroupLayout& layout) {
   PermuteMasks pm{};
   for (int k = 0; k < 4; ++k) {
     for (int s = 0; s < 8; ++s) {
@@ -244,7 +244,8 @@ inline void permute_group512(const PermuteMasks512& pm, const int8_t* src, int8_
 }  // namespace
 
 #if defined(CACT_X86_SHARED_DEFINITIONS)
-const x86_shared::PermuteMasks& x86_shared::masks_for(uint32_t index_bits) {
+// (cold: the statics are derived once; the compiler optimises it for size)
+[[gnu::cold]] const x86_shared::PermuteMasks& x86_shared::masks_for(uint32_t index_bits) {
   static const PermuteMasks masks[4] = {
       x86::masks_of(x86::layout_of<x86::Unpack1>()), x86::masks_of(x86::layout_of<x86::Unpack2>()),
       x86::masks_of(x86::layout_of<x86::Unpack3>()), x86::masks_of(x86::layout_of<x86::Unpack4>())};
