@@ -67,6 +67,24 @@ struct PreparedInputKey {
   bool reuses(const PreparedInputKey& kept) const { return version != 0 && *this == kept; }
 };
 
+// A table's prepared input, its arrays in `memory` (what a table does not use
+// stays null), and each thread's scratch of the product (one thread_local per
+// table: one initialisation guard).
+struct PreparedInput {
+  PreparedInputKey key;
+  SimdScratch memory;
+  int8_t* act = nullptr;         // activations in the unpackers' order
+  float* scales = nullptr;       // scales, [group][scale_stride] (x86, one vector: [group])
+  uint8_t* act_abs = nullptr;    // x86 AVX2: |act|
+  int32_t* corr = nullptr;       // x86 VNNI: bias corrections, laid out as the scales
+  int8_t* act_blocks = nullptr;  // x86 avx512-vbmi: the row-lane tiles' blocks
+};
+
+struct MatmulScratch {
+  PreparedInput input;
+  SimdScratch call;  // per call: the row range's float norms (x86: and the row-lane tile)
+};
+
 inline PreparedInputKey prepared_input_key(const QuantizedActivations& a, uint32_t bits_per_index) {
   PreparedInputKey key;
   key.version = a.version;

@@ -11,21 +11,7 @@ namespace {
 namespace neon {
 
 // The input in the unpackers' column order and its scales transposed, kept
-// per thread between calls while its key holds (PreparedInputKey; the
-// products reading one input are several calls, see x86/matmul.h).
-struct PreparedInput {
-  PreparedInputKey key;
-  SimdScratch memory;
-  int8_t* act = nullptr;
-  float* scales = nullptr;
-};
-
-// A thread's scratch (one thread_local, one initialisation guard).
-struct MatmulScratch {
-  PreparedInput input;
-  SimdScratch call;  // per call: the row range's float norms (x86: and the row-lane tile)
-};
-
+// per thread between calls while its key holds (see x86/matmul.h).
 thread_local MatmulScratch tls_scratch;
 
 inline const PreparedInput& prepare_input(const QuantizedActivations& a, const PreparedInputKey& key) {

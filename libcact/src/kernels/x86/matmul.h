@@ -79,22 +79,6 @@ void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begi
 // matrix per call, a row range per pool task), and preparing it is most of a
 // Φ product's time. Reused while the activations keep their version
 // (QuantizedActivations::version) and the layout is the same.
-struct PreparedInput {
-  PreparedInputKey key;
-  SimdScratch memory;
-  int8_t* act = nullptr;
-  uint8_t* act_abs = nullptr;
-  float* scales = nullptr;
-  int32_t* corr = nullptr;
-  int8_t* act_blocks = nullptr;
-};
-
-// A thread's scratch (one thread_local, one initialisation guard).
-struct MatmulScratch {
-  PreparedInput input;
-  SimdScratch call;  // per call: the row range's float norms (x86: and the row-lane tile)
-};
-
 thread_local MatmulScratch tls_scratch;
 
 template <Dot kDot>
