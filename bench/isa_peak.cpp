@@ -59,7 +59,11 @@ struct DpbusdStep {
 template <typename Step>
 [[gnu::target("avx2,avxvnni")]] void ymm_loop(long n) {
   __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(5);
-  __m256i acc[kAccumulators] = {};
+  __m256i acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) {
+    acc[k] = _mm256_set1_epi32(k);
+    opaque(acc[k]);  // (equal, visible start values let the compiler merge the chains into one)
+  }
   for (long i = 0; i < n; ++i) {
     opaque(a);
     for (int k = 0; k < kAccumulators; ++k) acc[k] = Step::step(acc[k], a, b);
@@ -70,7 +74,11 @@ template <typename Step>
 
 [[gnu::target("avx512f,avx512vnni")]] void avx512_vnni_loop(long n) {
   __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(5);
-  __m512i acc[kAccumulators] = {};
+  __m512i acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) {
+    acc[k] = _mm512_set1_epi32(k);
+    opaque(acc[k]);  // (as in ymm_loop)
+  }
   for (long i = 0; i < n; ++i) {
     opaque(a);
     for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_dpbusd_epi32(acc[k], a, b);
