@@ -145,10 +145,11 @@ __attribute__((always_inline)) inline const float* tile_norms(const CqMatmulJob&
 // decode step streams its weights from beyond L2, and the hardware prefetcher
 // does not follow a tile's access pattern (32-64 bytes of each of R rows per
 // group). Those rows are contiguous (R * row_bytes bytes); each group
-// prefetches its 1/groups share, R * kBytes bytes. Only inside the matrix,
-// and only in 1-vector tiles: with several vectors the rows are reused from
-// L1 by the other vector blocks and the prefetches only cost. One tile ahead:
-// two or four ahead pay less.
+// prefetches its 1/groups share, R * kBytes bytes. Only inside the matrix.
+// In 1-vector tiles and in the first block of a row-lane tile (the next tile's
+// decode then finds its rows in cache); the other multi-vector tiles reuse
+// their rows from L1 across vector blocks, and the prefetches only cost. One
+// tile ahead: two or four ahead pay less.
 template <int R, class U>
 struct NextTilePrefetch {
   static constexpr size_t kChunk = size_t(R) * U::kBytes;
@@ -604,7 +605,9 @@ void cq_tile512_rows(const CqMatmulJob& job, const int8_t* weights, uint32_t r0,
   const int8_t* act = job.act_blocks + size_t(block) * groups * kSteps * V * 4;
   __m512 acc[V];
   for (int v = 0; v < V; ++v) acc[v] = _mm512_setzero_ps();
+  NextTilePrefetch<int(kRowTileRows), Unpack2> prefetch(job, r0, block == 0);
   for (uint32_t g = 0; g < groups; ++g) {
+    prefetch.group();
     // Two sets of accumulators, even and odd steps (twice the dependency
     // chains in flight; integer sums, so the split does not change them).
     // The even set starts at minus the bias correction (exact in int32).
