@@ -343,7 +343,7 @@ TEST_CASE("cq_matmul: one input against several matrices, then changed in place"
       std::vector<Int8Codebook> cbs;
       for (const uint32_t bits : {2u, 4u, 2u, codec::kTernary, 1u, 2u}) {
         // 4-16 rows as the Φ products, 16 or more as the row-lane tiles take
-        // (halves of 16-40 rows: tiles of 32 rows, of fewer, and both)
+        // (halves of 16-40 rows: one whole 16-row tile, several, and a partial last one)
         const uint32_t out = ms.size() % 2 == 0 ? 33 + uint32_t(rng() % 48) : 1 + uint32_t(rng() % 16);
         ms.push_back(random_matrix(rng, out, in, bits));
         cbs.push_back(random_codebook(rng, bits));
