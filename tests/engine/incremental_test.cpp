@@ -8,7 +8,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cact/engine.h"
 #include "cact/error.h"
@@ -127,6 +130,50 @@ TEST_CASE("context limits end with a clear error, not a crash") {
   CHECK_THROWS_WITH_AS(s.step(5000), doctest::Contains("outside the vocabulary"), cact::Error);
   CHECK_THROWS_WITH_AS(s.step(-1), doctest::Contains("outside the vocabulary"), cact::Error);
   CHECK_THROWS_WITH_AS(cact::Session(engine, {.context = 100000}), doctest::Contains("max_seq_len"), cact::Error);
+}
+
+TEST_CASE("logits of chosen rows: the full feed's bits there, -inf elsewhere, the same state") {
+  const auto model = cact::Model::open(cact::test::models_dir() / "license-tiny.cact");
+  const std::vector<int32_t> ids = long_prompt(model, 5000, 200);
+  cact::Engine scalar(model, {cact::Numerics::int8, &cact::kernels::scalar_kernels()});
+  cact::Engine best(model, {cact::Numerics::int8, &cact::kernels::best_kernels()});
+  cact::Engine reference(model, {cact::Numerics::reference, nullptr});
+  const uint32_t out_rows = best.output_rows();
+  // Scattered ids, the first and last row, and a run across a 16-row tile edge.
+  const std::vector<int32_t> rows{0, 3, 14, 15, 16, 17, 18, 19, 100, 101, 517, int32_t(out_rows) - 1};
+  for (const cact::Engine* engine : {&scalar, &best, &reference}) {
+    CAPTURE(std::string(engine->kernels().name));
+    CAPTURE(cact::numerics_name(engine->numerics()));
+    cact::Session full(*engine, {.context = 256, .max_chunk = 16}), some(*engine, {.context = 256, .max_chunk = 16});
+    // A multi-chunk prefill, then a one-token feed.
+    for (const std::span<const int32_t> feed : {std::span(ids).first(40), std::span(ids).subspan(40, 1)}) {
+      const auto want = full.prefill(feed);
+      const auto got = some.prefill(feed, rows);
+      size_t at = 0, others_inf = 0;
+      for (uint32_t r = 0; r < out_rows; ++r) {
+        if (at < rows.size() && rows[at] == int32_t(r)) {
+          CHECK(got[r] == want[r]);
+          ++at;
+        } else {
+          others_inf += got[r] == -std::numeric_limits<float>::infinity();
+        }
+      }
+      CHECK(others_inf == out_rows - rows.size());
+      CHECK_FALSE(some.nonfinite_logits());
+    }
+    const auto want = full.step(ids[41]);
+    const std::vector<float> next(want.begin(), want.end());
+    CHECK(max_diff(next, some.step(ids[41])) == 0.0);
+  }
+  cact::Session s(best, {.context = 64});
+  const std::vector<int32_t> prompt(ids.begin(), ids.begin() + 4);
+  const std::string rule =
+      "logit rows must be a non-empty ascending list of distinct ids below " + std::to_string(out_rows);
+  const std::vector<std::vector<int32_t>> malformed{{}, {5, 3}, {3, 3}, {-1, 2}, {int32_t(out_rows)}};
+  for (const std::vector<int32_t>& bad : malformed) {
+    CHECK_THROWS_WITH_AS(s.prefill(prompt, bad), rule.c_str(), cact::Error);
+  }
+  CHECK(s.position() == 0);
 }
 
 TEST_CASE("golden synthetic archives: token by token equals recompute, both numerics") {

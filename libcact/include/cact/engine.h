@@ -100,6 +100,13 @@ class Session {
   // return the logits after the last one. Throws cact::Error, before any state
   // changes, if the tokens do not fit the context or an id is out of range.
   std::span<const float> prefill(std::span<const int32_t> tokens);
+  // Same, but computes only the logits of `rows` (ascending, distinct ids below
+  // output_rows()), each the same bits as prefill()'s; the others read
+  // -infinity, so argmax and sampling choose among `rows` as they would after
+  // prefill() with the others masked out. For a decoder that knows which ids
+  // may come next (a grammar). Throws cact::Error, before any state changes,
+  // on an empty or malformed row list.
+  std::span<const float> prefill(std::span<const int32_t> tokens, std::span<const int32_t> rows);
   // Same, but returns the logits of every fed token ([n][output_rows]).
   std::vector<float> prefill_all(std::span<const int32_t> tokens);
   // Feed one token; returns its logits.

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "cact/error.h"
@@ -311,7 +312,7 @@ size_t Forward::bytes() const {
   return b;
 }
 
-void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
+void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits, std::span<const int32_t> logit_rows) {
   const Weights& w = *w_;
   const Geometry& g = w.g;
   Workspace& ws = ws_;
@@ -355,7 +356,20 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits) {
   // Straight into the caller's rows, or into last_logits_ (no chunk-sized
   // logits buffer: 32 KiB per token of max_chunk on needle3).
   float* const y = all_logits != nullptr ? all_logits : last_logits_.data();
-  linear_.apply(out.x_prepared, w.embedding, 0, g.out_rows, y, g.out_rows);
+  if (logit_rows.empty() || all_logits != nullptr) {
+    linear_.apply(out.x_prepared, w.embedding, 0, g.out_rows, y, g.out_rows);
+  } else {
+    // A row's logit does not depend on the range it is computed in, so each
+    // run of consecutive ids is one product.
+    std::fill(last_logits_.begin(), last_logits_.end(), -std::numeric_limits<float>::infinity());
+    for (size_t i = 0; i < logit_rows.size();) {
+      size_t j = i + 1;
+      while (j < logit_rows.size() && logit_rows[j] == logit_rows[j - 1] + 1) ++j;
+      linear_.apply(out.x_prepared, w.embedding, uint32_t(logit_rows[i]), uint32_t(logit_rows[j - 1]) + 1, y,
+                    g.out_rows);
+      i = j;
+    }
+  }
   if (all_logits != nullptr) {
     std::memcpy(last_logits_.data(), all_logits + size_t(count - 1) * g.out_rows, g.out_rows * sizeof(float));
   }

@@ -7,6 +7,7 @@
 // (except keep_cells, a test/debug option).
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cact/engine.h"
@@ -134,7 +135,9 @@ class Forward {
   void copy_state(const Forward& src);
   // Feed `count` tokens (1..max_chunk) at positions position()...; logits of
   // the last token, or of every token into all_logits ([count][out_rows]).
-  void run(const int32_t* tokens, uint32_t count, float* all_logits);
+  // Non-empty `logit_rows` (ascending, distinct, below out_rows; last token only):
+  // only those logits are computed, the others are -infinity.
+  void run(const int32_t* tokens, uint32_t count, float* all_logits, std::span<const int32_t> logit_rows = {});
 
   uint32_t position() const { return pos_; }
   uint32_t context() const { return context_; }

@@ -1,5 +1,6 @@
 // Engine (prepared weights + numerics) and Session (decoding state): the public
 // shell around engine::Forward, with the context and token-id checks.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -60,21 +61,32 @@ struct Session::Impl {
     }
   }
 
-  void feed(std::span<const int32_t> tokens, float* all_logits, size_t stride) {
+  void check_rows(std::span<const int32_t> rows) const {
+    const uint32_t out_rows = engine->output_rows();
+    bool ok = !rows.empty();
+    for (size_t i = 0; ok && i < rows.size(); ++i) {
+      ok = rows[i] >= 0 && uint32_t(rows[i]) < out_rows && (i == 0 || rows[i] > rows[i - 1]);
+    }
+    if (!ok) fail("logit rows must be a non-empty ascending list of distinct ids below " + std::to_string(out_rows));
+  }
+
+  // `rows` empty: every logit.
+  void feed(std::span<const int32_t> tokens, float* all_logits, size_t stride, std::span<const int32_t> rows = {}) {
     check(tokens);
     size_t done = 0;
     while (done < tokens.size()) {
       const uint32_t n = uint32_t(std::min<size_t>(forward.max_chunk(), tokens.size() - done));
-      forward.run(tokens.data() + done, n, all_logits != nullptr ? all_logits + done * stride : nullptr);
+      forward.run(tokens.data() + done, n, all_logits != nullptr ? all_logits + done * stride : nullptr, rows);
       done += n;
     }
     // A scan of the last logits per feed: a vocabulary of floats, small next to the forward pass.
     if (!nonfinite && forward.has_logits()) {
-      for (float v : forward.last_logits()) {
-        if (!std::isfinite(v)) {
-          nonfinite = true;
-          break;
-        }
+      const std::vector<float>& logits = forward.last_logits();
+      auto finite = [&](float v) { return std::isfinite(v); };
+      if (rows.empty()) {
+        nonfinite = !std::all_of(logits.begin(), logits.end(), finite);
+      } else {
+        nonfinite = !std::all_of(rows.begin(), rows.end(), [&](int32_t r) { return finite(logits[size_t(r)]); });
       }
     }
   }
@@ -95,6 +107,12 @@ void Session::copy_state_from(const Session& other) {
 
 std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
   impl_->feed(tokens, nullptr, 0);
+  return logits();
+}
+
+std::span<const float> Session::prefill(std::span<const int32_t> tokens, std::span<const int32_t> rows) {
+  impl_->check_rows(rows);
+  impl_->feed(tokens, nullptr, 0, rows);
   return logits();
 }
 
