@@ -82,6 +82,7 @@ struct Runner::Impl {
     g.sampler = c.sampler;
     g.tool_choice = c.tool_choice;
     g.constrain = c.constrain;
+    g.every_step_logits = true;  // a logit row per generated id, read from the callback
     for (const std::string& query : c.turns) {
       TurnResult t;
       // The logits after each generated token: captured when the answer's

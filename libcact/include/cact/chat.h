@@ -26,6 +26,12 @@ struct GenerateOptions {
   std::vector<std::string> stop;  // stop strings: generation ends before the first match
   ToolChoice tool_choice;
   bool constrain = true;  // schema-constrained tool calls when tools are listed
+  // false: ids the constraint forces share a forward call with the id before
+  // them, and a feed computes only the logits of the ids allowed next when
+  // they are few (the answer is the same). true: one decode step with every
+  // logit per id, before its piece reaches OnPiece (for callers that read
+  // Session::logits() there, as cact-golden does).
+  bool every_step_logits = false;
 };
 
 enum class StopReason : uint8_t { eos, im_end, max_tokens, context, stop_string, suppressed_call, cancelled };
@@ -43,6 +49,9 @@ struct Answer {
   std::vector<CallCheck> validation;  // one per parsed call, in order (ok or what is wrong)
   std::vector<SuppressedCall> suppressed_calls;
   std::vector<int32_t> ids;  // generated ids (the stop token excluded)
+  // Of those, ids the constraint forced (it allowed no other): fed with the id
+  // before them in one forward call, not one decode step each.
+  uint32_t forced_tokens = 0;
   StopReason stop = StopReason::max_tokens;
   uint32_t prompt_tokens = 0;  // tokens prefilled for this turn
   uint32_t cached_tokens = 0;  // prefix tokens restored from the prefix cache instead

@@ -55,6 +55,10 @@ class Sampler {
   // when the filter allows no id.
   int32_t sample(std::span<const float> logits, size_t limit, std::span<const int32_t> recent,
                  const TokenFilter* filter);
+  // Account for an id the filter forced (it allows no other) without looking
+  // at logits: the random stream advances as sample() would have advanced it,
+  // so a seeded answer does not depend on whether its forced ids were sampled.
+  void take_forced();
   const SamplerOptions& options() const { return options_; }
 
  private:

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "cact/sampler.h"
 #include "cact/tokenizer.h"
 #include "cact/tools.h"
 
@@ -81,6 +82,18 @@ class AnswerConstraint {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// The constraint as the sampler's filter, with the tokens the answer has left.
+class BudgetFilter final : public TokenFilter {
+ public:
+  BudgetFilter(const AnswerConstraint& c, uint32_t budget) : c_(&c), budget_(budget) {}
+  bool allows(int32_t id) const override { return c_->allows(id, budget_); }
+  void fill_mask(std::span<uint8_t> mask) const override { c_->fill_mask(mask, budget_); }
+
+ private:
+  const AnswerConstraint* c_;
+  uint32_t budget_;
 };
 
 }  // namespace cact::chat

@@ -57,6 +57,11 @@ void check_sampler_options(const SamplerOptions& o) {
 
 Sampler::Sampler(SamplerOptions options) : options_(options), rng_(options.seed) { check_sampler_options(options); }
 
+void Sampler::take_forced() {
+  // sample() draws once whenever it does not take the argmax.
+  if (options_.temperature > 0.0f) rng_.next();
+}
+
 int32_t Sampler::sample(std::span<const float> logits, size_t limit) { return sample(logits, limit, {}, nullptr); }
 
 int32_t Sampler::sample(std::span<const float> logits, size_t limit, std::span<const int32_t> recent,
