@@ -7,8 +7,10 @@
 //    a request until its call list is closed (tool choice "required", so the
 //    random weights must call), for a first request (the prefix prefilled) and
 //    a follow-up that restores the prefix from the cache, 1 and 2 threads,
-//    median of N rounds; and decode tok/s of answers with the constraint
-//    active against the same archive unconstrained.
+//    median of N rounds, beside what the same tokens cost the engine alone in
+//    the same rounds (the ratio is what the chat layer adds); and decode tok/s
+//    of answers with the constraint active against the same archive
+//    unconstrained.
 // 2. The share of the bundled tool model's expected answers (models/tools/
 //    expected.jsonl) reproduced, int8 and float, unconstrained and constrained.
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,6 +48,29 @@ double median(std::vector<double> v) {
 const char* const kQueries[] = {"set a timer for 10 minutes", "what is the weather in Paris", "call Anna",
                                 "play some jazz", "wake me at 7"};
 
+// What a request's tokens cost the engine alone, timed in the same round as the
+// request: the prompt's prefill (the cached prefix, then the rest) and one
+// decode step per generated id, the prefix pinned as sinks as the chat pins it.
+struct EngineAlone {
+  double prefix_ms, rest_ms, steps_ms;
+};
+EngineAlone engine_alone(const cact::Engine& engine, cact::SessionOptions options, uint32_t prompt, uint32_t cached,
+                         uint32_t generated) {
+  options.sinks = cached;
+  cact::Session s(engine, options);
+  std::vector<int32_t> ids(prompt + generated);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t((i * 7919 + 13) % engine.output_rows());
+  auto t0 = Clock::now();
+  s.prefill(std::span(ids).first(cached));
+  const double prefix_ms = ms_since(t0);
+  t0 = Clock::now();
+  s.prefill(std::span(ids).subspan(cached, prompt - cached));
+  const double rest_ms = ms_since(t0);
+  t0 = Clock::now();
+  for (uint32_t i = prompt; i < prompt + generated; ++i) s.step(ids[i]);
+  return {prefix_ms, rest_ms, ms_since(t0)};
+}
+
 void latency(const cact::Engine& engine, const cact::Tokenizer& tok, const cact::chat::ToolList& tools,
              uint32_t threads, int rounds) {
   cact::chat::ChatOptions co;
@@ -53,7 +79,7 @@ void latency(const cact::Engine& engine, const cact::Tokenizer& tok, const cact:
   cact::chat::GenerateOptions o;
   o.max_tokens = 96;
   o.tool_choice.mode = cact::chat::ToolChoiceMode::required;
-  std::vector<double> cold, warm;
+  std::vector<double> cold, warm, engine_cold, engine_warm;
   uint32_t prompt = 0, cached = 0, generated = 0, forced = 0;
   for (int r = 0; r < rounds; ++r) {
     cact::chat::ChatSession chat(engine, tok, co);  // a fresh cache each round: the first request is cold
@@ -70,11 +96,18 @@ void latency(const cact::Engine& engine, const cact::Tokenizer& tok, const cact:
     warm.push_back(ms_since(t0));
     cached = b.cached_tokens;
     if (a.function_calls.empty() || b.function_calls.empty()) std::printf("  (a request ended without a call)\n");
+    const EngineAlone e = engine_alone(engine, co.session, prompt, cached, generated);
+    engine_cold.push_back(e.prefix_ms + e.rest_ms + e.steps_ms);
+    engine_warm.push_back(e.rest_ms + e.steps_ms);
   }
   std::printf(
       "  %u thread%s: first request %.1f ms (%u prompt tokens), prefix-cache hit %.1f ms (%u cached); "
       "%u tokens generated (%u forced)\n",
       threads, threads == 1 ? " " : "s", median(cold), prompt, median(warm), cached, generated, forced);
+  std::printf(
+      "             the engine alone: %.1f ms and %.1f ms (the prompt's prefill, then one step per generated id); "
+      "the requests take %.2fx and %.2fx that\n",
+      median(engine_cold), median(engine_warm), median(cold) / median(engine_cold), median(warm) / median(engine_warm));
 }
 
 void decode_cost(const cact::Engine& engine, const cact::Tokenizer& tok, const cact::chat::ToolList& tools,
