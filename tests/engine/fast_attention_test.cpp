@@ -294,6 +294,9 @@ TEST_CASE("attend_tokens: a pass of several tokens equals each token alone, bit 
   // Shapes: needle3's (dq 48, dv 64, 6 heads per KV head), and odd ones (dq not
   // a multiple of 4, dv not of 16, more heads than one pass takes). Visibility
   // as Forward's: sinks, a span, a sliding window; tokens past the ring's end.
+  // A token alone is a one-token pass (in needle3's shape its V codes are
+  // converted inside the value sums where the CPU has that kernel), a pass of
+  // several widens each block first: the two must agree bit for bit.
   struct Shape {
     uint32_t dq, dv, group, pinned, span, window;
   };

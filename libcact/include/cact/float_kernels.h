@@ -53,6 +53,13 @@ struct KvInt8Kernels {
   // out[i] = float(v[i]) for i < n (exact): the value rows, widened once per
   // block for the float value sums.
   void (*widen)(const int8_t* v, size_t n, float* out);
+  // One token's value sums over rows [ia, ib) of a block, the codes converted
+  // on the way (each row is read once, so widening it first would cost a pass):
+  // out[h·64 + j] += w[h·w_stride + i] · float(v[i·64 + j]) for h < heads,
+  // j < 64, i in order, one fused multiply-add per term. Only for needle3's
+  // shape: rows of 64 values (dv) and heads a multiple of 6 (its GQA group).
+  void (*values_one)(float* out, uint32_t heads, const float* w, size_t w_stride, const int8_t* v, uint32_t ia,
+                     uint32_t ib);
 };
 const KvInt8Kernels& kv_int8_kernels();
 

@@ -11,9 +11,11 @@
 //     · coef, stored at the token's own index of the position (its visible
 //     positions in order);
 //  3. per row, the arithmetic of softmax<float> (ops.cpp): the same bits;
-//  4. values: each block of 64 V rows converted to float once; each token's
-//     output += (p · v_scale) · float(v), one fused multiply-add per term, over
-//     its visible positions in ascending order.
+//  4. values: each block of 64 V rows converted to float once (in a one-token
+//     pass, where the CPU has a kernel for it, each row's codes are converted
+//     inside the sums instead: it reads each row once); each token's output
+//     += (p · v_scale) · float(v), one fused multiply-add per term, over its
+//     visible positions in ascending order.
 // So each output depends only on its token's query and visible positions: the
 // same bits whatever the pass (chunking, threads, batching) and the vector width
 // (integer dots are exact; the float work is lane-wise, its sums run in
@@ -294,12 +296,17 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
   for (uint32_t t = 0; t < p.tokens; ++t) std::fill_n(p.out + t * p.out_stride, size_t(heads) * dv, 0.0f);
   float* const vf = s.vblock.data();
   float* const w = s.weights.data();
+  // One token reads each row once: the kernel converts its codes in the sums.
+  // (The 512-bit build only: the narrower ones run on CPUs without the kernel.)
+  const bool one = Bytes == 64 && p.tokens == 1 && kv.values_one != nullptr && dv == 64 && heads % 6 == 0;
   for (uint32_t si = 0; si < p.nsegments; ++si) {
     const Int8Segment& seg = p.segments[si];
     for (uint32_t b0 = 0; b0 < seg.count; b0 += kBlock) {
       const uint32_t n = std::min(kBlock, seg.count - b0), row0 = seg.row + b0, p0 = seg.pos + b0;
       const int8_t* v8 = p.v8 + size_t(row0) * dv;
-      if (kv.widen != nullptr) {
+      if (one) {
+        // (no widened copy)
+      } else if (kv.widen != nullptr) {
         kv.widen(v8, size_t(n) * dv, vf);
       } else {
         for (size_t i = 0; i < size_t(n) * dv; ++i) vf[i] = float(v8[i]);
@@ -312,7 +319,11 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
         for (uint32_t h = 0; h < heads; ++h) {
           multiply(w + h * kBlock + ia, scores + size_t(t * heads + h) * stride + own, vs + ia, ib - ia);
         }
-        value_rows<Bytes>(p.out + t * p.out_stride, dv, heads, w, vf, ia, ib);
+        if (one) {
+          kv.values_one(p.out + t * p.out_stride, heads, w, kBlock, v8, ia, ib);
+        } else {
+          value_rows<Bytes>(p.out + t * p.out_stride, dv, heads, w, vf, ia, ib);
+        }
       }
     }
   }

@@ -135,7 +135,7 @@ const KvInt8Kernels& kv_int8_kernels() {
 #if defined(__aarch64__) && defined(CACT_HAVE_KV_DOTPROD)
     if (f.dotprod) return kKvInt8Dotprod;
 #endif
-    return KvInt8Kernels{nullptr, nullptr, nullptr, nullptr};
+    return KvInt8Kernels{nullptr, nullptr, nullptr, nullptr, nullptr};
   }();
   return chosen;
 }

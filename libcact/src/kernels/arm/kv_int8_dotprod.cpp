@@ -63,7 +63,7 @@ void scores(const KvScoreTile& t) {
 // Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 // The quantiser stays portable here (it vectorises in the baseline build).
 extern const KvInt8Kernels kKvInt8Dotprod;
-const KvInt8Kernels kKvInt8Dotprod{nullptr, nullptr, scores, nullptr};
+const KvInt8Kernels kKvInt8Dotprod{nullptr, nullptr, scores, nullptr, nullptr};
 
 }  // namespace cact::kernels
 #endif

@@ -90,19 +90,52 @@ void scores(const KvScoreTile& t) {
 // 16 bytes sign-extended and converted per step (GCC 12 turns the plain loop into
 // 256-bit byte -> word -> dword steps with extracts).
 void widen(const int8_t* v, size_t n, float* out) {
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i));
-    _mm512_storeu_ps(out + i, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
+  // The tail as one masked step: a scalar tail loop would be vectorised and
+  // unrolled into a kilobyte of code.
+  for (size_t i = 0; i < n; i += 16) {
+    const auto lanes = __mmask16(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1);
+    const __m128i bytes = _mm_maskz_loadu_epi8(lanes, v + i);
+    _mm512_mask_storeu_ps(out + i, lanes, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
   }
-  for (; i < n; ++i) out[i] = float(v[i]);
+}
+
+// Six heads × 64 columns (dv = 64: the rows and outputs at fixed offsets, so
+// the 24 accumulators and their addresses stay in registers).
+void values_one(float* out, uint32_t heads, const float* w, size_t w_stride, const int8_t* v, uint32_t ia,
+                uint32_t ib) {
+  constexpr uint32_t H = 6, C = 4, DV = 64;
+  for (uint32_t h0 = 0; h0 < heads; h0 += H, out += H * DV, w += H * w_stride) {
+    // (Unrolled by pragma, so that every accumulator is a register before
+    // scalar replacement runs; otherwise the array goes through the stack.)
+    __m512 acc[H * C];
+#pragma GCC unroll 24
+    for (uint32_t k = 0; k < H * C; ++k) acc[k] = _mm512_loadu_ps(out + 16 * k);
+    const int8_t* row = v + size_t(ia) * DV;
+#pragma GCC unroll 1
+    for (uint32_t i = ia; i < ib; ++i, row += DV) {
+      __m512 x[C];
+#pragma GCC unroll 4
+      for (uint32_t c = 0; c < C; ++c) {
+        x[c] =
+            _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * c))));
+      }
+#pragma GCC unroll 6
+      for (uint32_t h = 0; h < H; ++h) {
+        const __m512 a = _mm512_set1_ps(w[h * w_stride + i]);
+#pragma GCC unroll 4
+        for (uint32_t c = 0; c < C; ++c) acc[h * C + c] = _mm512_fmadd_ps(a, x[c], acc[h * C + c]);
+      }
+    }
+#pragma GCC unroll 24
+    for (uint32_t k = 0; k < H * C; ++k) _mm512_storeu_ps(out + 16 * k, acc[k]);
+  }
 }
 
 }  // namespace
 
 // Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 extern const KvInt8Kernels kKvInt8Avx512Vnni;
-const KvInt8Kernels kKvInt8Avx512Vnni{scale, codes, scores, widen};
+const KvInt8Kernels kKvInt8Avx512Vnni{scale, codes, scores, widen, values_one};
 
 }  // namespace cact::kernels
 #endif
