@@ -42,10 +42,12 @@
 
 #include "cact/codec.h"
 #include "cact/kernels.h"
+#include "count_marker.h"
 #include "isa_peak.h"
 
 namespace {
 
+using cact::bench::count_marker;
 using cact::kernels::KernelTable;
 using cact::kernels::QuantizedActivations;
 namespace codec = cact::codec;
@@ -222,9 +224,6 @@ void bench_prefill(const std::vector<const KernelTable*>& tables, std::mt19937& 
     }
   }
 }
-
-// --once: a marker an instruction trace can find (by its symbol) before and after each product.
-[[gnu::noinline]] void count_marker(const char* what) { asm volatile("" : : "r"(what) : "memory"); }
 
 void bench_once(const std::vector<const KernelTable*>& tables, std::mt19937& rng) {
   struct Shape {

@@ -3,27 +3,32 @@
 # "Against the ISA's peak"): an emulator's time means nothing, but the
 # instructions a product executes, and how many of them are dot products, do.
 #
-#   bench/count_neon.sh [--tables NAME,NAME] [--build DIR]
+#   bench/count_neon.sh [--tables NAME,NAME] [--build DIR] [--attention]
 #
-#   --tables  aarch64 tables to count (default neon-dotprod,neon)
-#   --build   the cross build directory (default build-arm, as scripts/test_aarch64.sh)
+#   --tables     aarch64 tables to count (default neon-dotprod,neon)
+#   --build      the cross build directory (default build-arm, as scripts/test_aarch64.sh)
+#   --attention  count one decode token's int8 attention instead (`bench_attention
+#                --once`: needle3's shape over a 514-position prefix and a full window)
 #
 # Cross-builds bench_kernels (engine-only scope), runs `bench_kernels --once` per
 # table under `qemu-aarch64 -cpu max -singlestep -d in_asm,exec,nochain` and
 # counts, between the count_marker() calls around each product, the instructions
 # executed and the SDOT among them; prints MACs per instruction against SDOT's 16.
+# With --attention, the same count around `bench_attention --once` (no MAC figures).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-arm
 tables=neon-dotprod,neon
+bench=bench_kernels
 usage() {
-  sed -n '6,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 while (($#)); do
   case "$1" in
     --tables) [[ $# -ge 2 ]] || usage; tables=$2; shift 2 ;;
     --build) [[ $# -ge 2 ]] || usage; build=$2; shift 2 ;;
+    --attention) bench=bench_attention; tables=attention; shift ;;
     *) echo "count_neon: unknown argument '$1'" >&2; usage ;;
   esac
 done
@@ -32,15 +37,16 @@ for tool in aarch64-linux-gnu-g++ qemu-aarch64 ninja; do
 done
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCACT_WERROR=ON \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" -DCACT_KERNELS_ONLY=OFF -DCACT_ENGINE_ONLY=ON >/dev/null
-cmake --build "$build" --target bench_kernels >/dev/null
+cmake --build "$build" --target "$bench" >/dev/null
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf '%-13s %-26s %14s %12s %8s %9s\n' table product instructions sdot "MAC/ins" "of 16"
 for table in ${tables//,/ }; do
   mkfifo "$work/trace"
+  if [[ $bench == bench_attention ]]; then args=(--once); else args=(--once --tables "$table"); fi
   qemu-aarch64 -cpu max -singlestep -d in_asm,exec,nochain -D "$work/trace" \
-    "$build/bench/bench_kernels" --once --tables "$table" >"$work/products" &
+    "$build/bench/$bench" "${args[@]}" >"$work/products" &
   qemu=$!
   # A window opens at each entry into count_marker and closes at the next.
   awk -v products="$work/products" '
@@ -78,6 +84,11 @@ for table in ${tables//,/ }; do
     END {
       for (i = 1; i <= w; ++i) {
         getline line < products
+        if (line ~ /^attention/) {  # bench_attention: "attention of one token over N positions"
+          nf = split(line, q, " ")
+          printf "%-13s %-26s %14d %12d %8s %9s\n", "-", "attention over " q[nf - 1], n[i], d[i], "-", "-"
+          continue
+        }
         split(line, p, " on ")
         sub(/^product /, "", p[1])
         macs = p[1]; gsub(/[^0-9 ]/, " ", macs); split(macs, m, " +")
@@ -88,5 +99,7 @@ for table in ${tables//,/ }; do
     }' "$work/trace"
   wait "$qemu"
   rm -f "$work/trace"
-  [[ $(wc -l <"$work/products") -eq 2 ]] || { echo "count_neon: no table $table under qemu -cpu max" >&2; exit 1; }
+  want=2
+  [[ $bench == bench_attention ]] && want=1
+  [[ $(wc -l <"$work/products") -eq $want ]] || { echo "count_neon: no table $table under qemu -cpu max" >&2; exit 1; }
 done
