@@ -195,14 +195,15 @@ CACT_VEC_INLINE void value_cols(float* out, uint32_t dv, const float* w, const f
   for (; j0 < dv; ++j0) value_tile<1, HB, 1>(out, dv, w, v, ia, ib, j0);
 }
 
-// Tiles of 6 heads × 4 vectors with AVX-512 (24 of its 32 registers
-// accumulate), 6 × 2 with AVX2; 1 × 1 in the baseline build (the fallback,
+// Tiles of 6 heads × 4 vectors with AVX-512 and NEON (24 of their 32 registers
+// accumulate), 6 × 2 with AVX2; 1 × 1 in x86-64's baseline build (the fallback,
 // whose fused multiply-adds are fmaf calls: small code rather than fast).
 template <uint32_t Bytes>
 CACT_VEC_INLINE void value_rows(float* out, uint32_t dv, uint32_t heads, const float* w, const float* v, uint32_t ia,
                                 uint32_t ib) {
-  constexpr uint32_t L = Bytes / sizeof(float), HB = Bytes == 16 ? 1 : 6;
-  constexpr uint32_t NV = Bytes == 64 ? 4 : Bytes == 32 ? 2 : 1;
+  constexpr bool kFmaCalls = Bytes == 16 && CACT_VEC_X86;
+  constexpr uint32_t L = Bytes / sizeof(float), HB = kFmaCalls ? 1 : 6;
+  constexpr uint32_t NV = Bytes == 32 ? 2 : kFmaCalls ? 1 : 4;
   uint32_t h = 0;
   for (; h + HB <= heads; h += HB) value_cols<L, HB, NV>(out + h * dv, dv, w + h * kBlock, v, ia, ib);
   if constexpr (HB > 1) {
@@ -297,8 +298,10 @@ CACT_VEC_INLINE void attend8_body(const Int8Pass& p) {
   float* const vf = s.vblock.data();
   float* const w = s.weights.data();
   // One token reads each row once: the kernel converts its codes in the sums.
-  // (The 512-bit build only: the narrower ones run on CPUs without the kernel.)
-  const bool one = Bytes == 64 && p.tokens == 1 && kv.values_one != nullptr && dv == 64 && heads % 6 == 0;
+  // (On x86-64 the 512-bit build only: the narrower ones run on CPUs without
+  // the kernel. NEON has one width.)
+  const bool one =
+      (Bytes == 64 || !CACT_VEC_X86) && p.tokens == 1 && kv.values_one != nullptr && dv == 64 && heads % 6 == 0;
   for (uint32_t si = 0; si < p.nsegments; ++si) {
     const Int8Segment& seg = p.segments[si];
     for (uint32_t b0 = 0; b0 < seg.count; b0 += kBlock) {

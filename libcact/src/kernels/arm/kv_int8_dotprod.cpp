@@ -1,5 +1,5 @@
-// The int8 KV cache's scores (cact/float_kernels.h) with the dot-product
-// extension (FEAT_DotProd: Cortex-A55/A75 and later). Built with
+// The int8 KV cache's scores and one token's value sums (cact/float_kernels.h)
+// with the dot-product extension (FEAT_DotProd: Cortex-A55/A75 and later). Built with
 // -march=armv8.2-a+dotprod; chosen by dispatch.cpp only when getauxval has
 // HWCAP_ASIMDDP. Internal linkage only (the rules of x86/common.h). Compiles to
 // nothing elsewhere.
@@ -58,12 +58,41 @@ void scores(const KvScoreTile& t) {
   if (r < t.rows) score_tile<1>(t, r);
 }
 
+// Six heads × 16 columns at a time (24 of the 32 registers accumulate), the
+// row's 16 codes widened in registers; each output's sum runs over the rows in
+// order, as in the engine's value tiles, so the bits are theirs.
+void values_one(float* out, uint32_t heads, const float* w, size_t w_stride, const int8_t* v, uint32_t ia,
+                uint32_t ib) {
+  constexpr uint32_t H = 6, DV = 64;
+  for (uint32_t h0 = 0; h0 < heads; h0 += H, out += H * DV, w += H * w_stride) {
+    for (uint32_t c0 = 0; c0 < DV; c0 += 16) {
+      float32x4_t acc[H][4];
+      for (uint32_t h = 0; h < H; ++h) {
+        for (uint32_t j = 0; j < 4; ++j) acc[h][j] = vld1q_f32(out + h * DV + c0 + 4 * j);
+      }
+      for (uint32_t i = ia; i < ib; ++i) {
+        const int8x16_t codes = vld1q_s8(v + size_t(i) * DV + c0);
+        const int16x8_t lo = vmovl_s8(vget_low_s8(codes)), hi = vmovl_high_s8(codes);
+        const float32x4_t x[4] = {vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo))), vcvtq_f32_s32(vmovl_high_s16(lo)),
+                                  vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))), vcvtq_f32_s32(vmovl_high_s16(hi))};
+        for (uint32_t h = 0; h < H; ++h) {
+          const float32x4_t a = vdupq_n_f32(w[h * w_stride + i]);
+          for (uint32_t j = 0; j < 4; ++j) acc[h][j] = vfmaq_f32(acc[h][j], a, x[j]);
+        }
+      }
+      for (uint32_t h = 0; h < H; ++h) {
+        for (uint32_t j = 0; j < 4; ++j) vst1q_f32(out + h * DV + c0 + 4 * j, acc[h][j]);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // Constant-initialised (no code runs to build it); declared in dispatch.cpp.
 // The quantiser stays portable here (it vectorises in the baseline build).
 extern const KvInt8Kernels kKvInt8Dotprod;
-const KvInt8Kernels kKvInt8Dotprod{nullptr, nullptr, scores, nullptr, nullptr};
+const KvInt8Kernels kKvInt8Dotprod{nullptr, nullptr, scores, nullptr, values_one};
 
 }  // namespace cact::kernels
 #endif
