@@ -18,27 +18,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <random>
 #include <vector>
 
 #include "count_marker.h"
 #include "engine/kv_cache.h"
+#include "thread_seconds.h"
 
 namespace {
 
+using cact::bench::thread_seconds;
 using cact::engine::AttendScratch;
 using cact::engine::KvCache;
 using cact::engine::KvFormat;
 using cact::engine::PosRange;
 
 constexpr uint32_t kKvHeads = 2, kGroup = 6, kDq = 48, kDv = 64;
-
-double thread_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
 
 struct Bench {
   KvCache cache;

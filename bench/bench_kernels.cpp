@@ -32,7 +32,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -44,24 +43,18 @@
 #include "cact/kernels.h"
 #include "count_marker.h"
 #include "isa_peak.h"
+#include "thread_seconds.h"
 
 namespace {
 
 using cact::bench::count_marker;
+using cact::bench::thread_seconds;
 using cact::kernels::KernelTable;
 using cact::kernels::QuantizedActivations;
 namespace codec = cact::codec;
 
 double g_min_time = 0.25;
 volatile float g_sink = 0.0f;
-
-// Thread CPU time, not wall time: the machines this runs on are shared, and
-// time spent descheduled is not the kernel's.
-double thread_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
 
 // Seconds per call of each of `fns` (one per table): calls are batched until
 // a batch takes >= 1/5 of the minimum time; then 5 rounds run every table's

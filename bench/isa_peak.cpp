@@ -1,7 +1,8 @@
 #include "isa_peak.h"
 
-#include <ctime>
 #include <map>
+
+#include "thread_seconds.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -12,12 +13,6 @@
 namespace cact::bench {
 
 namespace {
-
-double thread_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
 
 // Best of 5 runs of `loop(iterations)`, in iterations per second.
 template <typename Loop>
