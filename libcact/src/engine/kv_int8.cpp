@@ -122,33 +122,44 @@ CACT_VEC_INLINE F select(const I& mask, const F& a, const F& b) {
 CACT_VEC_INLINE void softmax_row(float* x, uint32_t n) {
   if (n == 0) return;
   constexpr uint32_t L = 16;
-  using F = VecOf<float, L>::type;
-  using I = VecOf<int32_t, L>::type;
+  // The 16 lanes as NG vectors of G: aarch64's GCC lowers the comparisons
+  // and selects of a 16-float vector lane by lane, so it gets its native 4.
+  constexpr uint32_t G = CACT_VEC_X86 ? L : 4, NG = L / G;
+  using F = VecOf<float, G>::type;
+  using I = VecOf<int32_t, G>::type;
   I lane;
-  for (uint32_t k = 0; k < L; ++k) lane[k] = int32_t(k);
+  for (uint32_t k = 0; k < G; ++k) lane[k] = int32_t(k);
   const F minus_inf = F{} - std::numeric_limits<float>::infinity();
-  F mv = F{} + x[0];
+  F mv[NG];
+#pragma GCC unroll 4
+  for (uint32_t g = 0; g < NG; ++g) mv[g] = F{} + x[0];
   for (uint32_t i = 0; i < n; i += L) {
-    F v;
-    std::memcpy(&v, x + i, sizeof v);
-    v = select(lane < int32_t(n - i), v, minus_inf);
-    mv = select(v > mv, v, mv);
+#pragma GCC unroll 4
+    for (uint32_t g = 0; g < NG; ++g) {
+      F v;
+      std::memcpy(&v, x + i + g * G, sizeof v);
+      v = select(lane < int32_t(n - i) - int32_t(g * G), v, minus_inf);
+      mv[g] = select(v > mv[g], v, mv[g]);
+    }
   }
   float mx[L];
-  std::memcpy(mx, &mv, sizeof mx);
+  std::memcpy(mx, mv, sizeof mx);
   const float m = *std::max_element(mx, mx + L);
-  F pv = {};
+  F pv[NG] = {};
   for (uint32_t i = 0; i < n; i += L) {
-    F d, e;
-    std::memcpy(&d, x + i, sizeof d);
-    d -= m;
-    for (uint32_t k = 0; k < L; ++k) e[k] = exp_approx(d[k]);  // a loop over one vector's lanes vectorises
-    e = select(lane < int32_t(n - i), e, F{});
-    std::memcpy(x + i, &e, sizeof e);
-    pv += e;
+#pragma GCC unroll 4
+    for (uint32_t g = 0; g < NG; ++g) {
+      F d, e;
+      std::memcpy(&d, x + i + g * G, sizeof d);
+      d -= m;
+      for (uint32_t k = 0; k < G; ++k) e[k] = exp_approx(d[k]);  // a loop over one vector's lanes vectorises
+      e = select(lane < int32_t(n - i) - int32_t(g * G), e, F{});
+      std::memcpy(x + i + g * G, &e, sizeof e);
+      pv[g] += e;
+    }
   }
   float part[L];
-  std::memcpy(part, &pv, sizeof part);
+  std::memcpy(part, pv, sizeof part);
   for (uint32_t width = L / 2; width > 0; width /= 2) {
     for (uint32_t k = 0; k < width; ++k) part[k] += part[k + width];
   }
