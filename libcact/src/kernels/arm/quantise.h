@@ -18,17 +18,23 @@ inline float32x4_t butterfly(float32x4_t v, float32x4_t swapped, uint32x4_t uppe
   return vbslq_f32(upper, vsubq_f32(swapped, v), vaddq_f32(v, swapped));
 }
 
+// Unrolled whole, so that x stays in registers: as loops its indices are
+// variables, and every butterfly loads and stores its pair.
 inline void fwht128(float32x4_t x[32]) {
   const uint32x4_t odd = {0, ~0u, 0, ~0u};
   const uint32x4_t high = {0, 0, ~0u, ~0u};
+#pragma GCC unroll 32
   for (int i = 0; i < 32; ++i) {
     float32x4_t v = x[i];
     v = butterfly(v, vrev64q_f32(v), odd);       // half = 1
     v = butterfly(v, vextq_f32(v, v, 2), high);  // half = 2
     x[i] = v;
   }
+#pragma GCC unroll 5
   for (int h = 1; h < 32; h *= 2) {  // half = 4 .. 64: whole registers
+#pragma GCC unroll 16
     for (int blk = 0; blk < 32; blk += 2 * h) {
+#pragma GCC unroll 16
       for (int i = blk; i < blk + h; ++i) {
         const float32x4_t a = x[i];
         const float32x4_t b = x[i + h];
@@ -38,6 +44,7 @@ inline void fwht128(float32x4_t x[32]) {
     }
   }
   const float32x4_t scale = vdupq_n_f32(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht
+#pragma GCC unroll 32
   for (int i = 0; i < 32; ++i) x[i] = vmulq_f32(x[i], scale);
 }
 
@@ -50,14 +57,17 @@ inline int16x8_t round_pair(float32x4_t a, float32x4_t b, float32x4_t inv) {
 
 inline void quantize_group(const float* src, int8_t* q, float* scale_out) {
   float32x4_t x[32];
+#pragma GCC unroll 32
   for (int i = 0; i < 32; ++i) x[i] = vld1q_f32(src + 4 * i);
   fwht128(x);
   float32x4_t m = vabsq_f32(x[0]);
+#pragma GCC unroll 32
   for (int i = 1; i < 32; ++i) m = vmaxq_f32(m, vabsq_f32(x[i]));
   const float absmax = vmaxvq_f32(m);
   const float s = absmax / 127.0f;
   const float inv = s > 0.0f ? 1.0f / s : 0.0f;
   const float32x4_t vinv = vdupq_n_f32(inv);
+#pragma GCC unroll 8
   for (int i = 0; i < 32; i += 4) {
     const int16x8_t ab = round_pair(x[i], x[i + 1], vinv);
     const int16x8_t cd = round_pair(x[i + 2], x[i + 3], vinv);
