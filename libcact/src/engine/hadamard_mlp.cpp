@@ -81,12 +81,12 @@ CACT_VEC_INLINE void gemm_rows(const Gemm& g, uint32_t k0) {
   for (; j0 < g.J; ++j0) gemm_tile<T, 1, KB, 1>(g, k0, j0);
 }
 
-// Tiles of KB rows × 2 vectors: 8 × 32 floats with AVX-512 (8 of its 32
-// registers accumulate), otherwise 4 rows.
+// Tiles of KB rows × 2 vectors: 8 rows of floats with AVX-512 and NEON (16 of
+// their 32 registers accumulate), otherwise 4 rows.
 template <typename T, uint32_t Bytes>
 CACT_VEC_INLINE void gemm_body(const Gemm& g) {
   constexpr uint32_t L = Bytes / sizeof(T);
-  constexpr uint32_t KB = Bytes == 64 && sizeof(T) == 4 ? 8 : 4;
+  constexpr uint32_t KB = (Bytes == 64 || !CACT_VEC_X86) && sizeof(T) == 4 ? 8 : 4;
   uint32_t k0 = 0;
   for (; k0 + KB <= g.K; k0 += KB) gemm_rows<T, L, KB>(g, k0);
   for (; k0 < g.K; ++k0) gemm_rows<T, L, 1>(g, k0);
