@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <string>
 #include <vector>
 
 #include "cact/engine.h"
