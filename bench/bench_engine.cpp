@@ -40,21 +40,14 @@
 #include "cact/slice.h"
 #include "cact/synth.h"
 #include "page_state.h"
+#include "token_ids.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::vector<int32_t> ids_for(uint32_t vocab, size_t n, uint32_t seed) {
-  std::vector<int32_t> ids;
-  uint32_t x = seed;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1103515245u + 12345u;
-    ids.push_back(int32_t(4 + (x >> 8) % (vocab - 4)));
-  }
-  return ids;
-}
+using cact::bench::ids_for;
 
 // tok/s of `steps` decode steps after filling the cache to `fill` positions;
 // the best of `reps` fills (the shared VM's wall clock varies by ±5 % from run to run).

@@ -10,11 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <vector>
 
 #include "cact/engine.h"
 #include "cact/model.h"
 #include "count_marker.h"
+#include "token_ids.h"
 
 namespace {
 
@@ -48,13 +48,7 @@ int main(int argc, char** argv) {
     options.context = fill + 4;
     options.threads = 1;
     cact::Session session(engine, options);
-    std::vector<int32_t> ids;
-    uint32_t x = 11;
-    for (uint32_t i = 0; i < fill; ++i) {
-      x = x * 1103515245u + 12345u;
-      ids.push_back(int32_t(4 + (x >> 8) % (engine.header().vocab - 4)));
-    }
-    session.prefill(ids);
+    session.prefill(cact::bench::ids_for(engine.header().vocab, fill, 11));
     session.step(7);
     session.step(9);
     cact::bench::count_marker("step");

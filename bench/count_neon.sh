@@ -60,7 +60,9 @@ for table in ${tables//,/ }; do
     "$build/bench/$bench" "${args[@]}" >"$work/products" &
   qemu=$!
   # A window opens at each entry into count_marker and closes at the next.
-  awk -v products="$work/products" -v functions="$work/functions" '
+  by_function=0
+  [[ $bench == bench_step ]] && by_function=1
+  awk -v products="$work/products" -v functions="$work/functions" -v by_function="$by_function" '
     # (qemu 7.2 disassembles SDOT as .byte: it is recognised by its encoding, the
     # vector form 0x0e809400 under mask 0xbfe0fc00, the by-element form 0x0f80e000
     # under mask 0xbfc0f400.)
@@ -90,10 +92,10 @@ for table in ${tables//,/ }; do
       marker = sym ~ /count_marker/
       if (marker && !in_marker) { open = !open; if (open) { ++w; n[w] = 0; d[w] = 0 } }
       in_marker = marker
-      if (open && !marker) { ++n[w]; if (sdot[pc]) ++d[w]; if (w == 1) ++by_function[sym] }
+      if (open && !marker) { ++n[w]; if (sdot[pc]) ++d[w]; if (by_function) ++count_of[sym] }
     }
     END {
-      for (fn in by_function) print by_function[fn], fn > functions
+      for (fn in count_of) print count_of[fn], fn > functions
       for (i = 1; i <= w; ++i) {
         getline line < products
         if (line ~ /^attention/) {  # bench_attention: "attention of one token over N positions"
