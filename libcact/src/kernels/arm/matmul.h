@@ -48,25 +48,10 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   }
   const uint32_t bits_per_index = codec::index_bits(w.bits);
   const uint32_t groups = w.in_pad / kG;
-  const size_t norm_count = size_t(row_end - row_begin) * groups;
   const PreparedInput& input = prepare_input(a, prepared_input_key(a, bits_per_index));
-  auto* norms = static_cast<float*>(tls_scratch.call.get(norm_count * sizeof(float)));
-  // The norms of the row range are contiguous FP16: convert 16 at a time (a
-  // decode step converts ~390 000), then 4, then one.
-  const uint8_t* half = w.norms + 2 * size_t(row_begin) * groups;
-  size_t i = 0;
-  for (; i + 16 <= norm_count; i += 16) {
-    const float16x8_t lo = vreinterpretq_f16_u8(vld1q_u8(half + 2 * i));
-    const float16x8_t hi = vreinterpretq_f16_u8(vld1q_u8(half + 2 * i + 16));
-    vst1q_f32(norms + i, vcvt_f32_f16(vget_low_f16(lo)));
-    vst1q_f32(norms + i + 4, vcvt_high_f32_f16(lo));
-    vst1q_f32(norms + i + 8, vcvt_f32_f16(vget_low_f16(hi)));
-    vst1q_f32(norms + i + 12, vcvt_high_f32_f16(hi));
-  }
-  for (; i + 4 <= norm_count; i += 4) {
-    vst1q_f32(norms + i, vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(half + 2 * i))));
-  }
-  for (; i < norm_count; ++i) norms[i] = load_norm(half, i);
+  auto* norms =
+      static_cast<float*>(tls_scratch.call.get(blocked_norm_count(row_end - row_begin, groups) * sizeof(float)));
+  blocked_norms(w.norms + 2 * size_t(row_begin) * groups, row_end - row_begin, groups, norms);
 
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);

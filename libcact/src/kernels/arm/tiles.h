@@ -33,10 +33,102 @@ inline int32x4_t dot16(int32x4_t acc, int8x16_t w, int8x16_t a) {
 // already give the core independent chains, and a second would cost a zeroing
 // move and an add per group.
 template <bool kDotprod>
-inline int32x4_t dot_group(const int8x16_t w[8], const int8_t* a) {
+inline int32x4_t dot_group_regs(const int8x16_t w[8], const int8x16_t a[8]) {
   int32x4_t s = vdupq_n_s32(0);
-  for (int k = 0; k < 8; ++k) s = dot16<kDotprod>(s, w[k], vld1q_s8(a + 16 * k));
+  for (int k = 0; k < 8; ++k) s = dot16<kDotprod>(s, w[k], a[k]);
   return s;
+}
+
+template <bool kDotprod>
+inline int32x4_t dot_group(const int8x16_t w[8], const int8_t* a) {
+  int8x16_t x[8];
+  for (int k = 0; k < 8; ++k) x[k] = vld1q_s8(a + 16 * k);
+  return dot_group_regs<kDotprod>(w, x);
+}
+
+// Tells GCC that `p` depends on `v` (no instruction is emitted), so its
+// scheduler places loads through `p` after `v`'s computation.
+inline void after(const uint8_t*& p, int32x4_t v) { __asm__("" : "+r"(p) : "w"(v)); }
+
+// The float norms of a row range, blocked: rows in blocks of kNormBlock, each
+// block [group][row in block], so a tile's norms of one group are adjacent
+// (one or two vector loads). The lanes of a last block's missing rows hold
+// copies (no tile reads them).
+constexpr uint32_t kNormBlock = 8;
+
+inline size_t blocked_norm_count(uint32_t rows, uint32_t groups) {
+  return size_t((rows + kNormBlock - 1) / kNormBlock) * kNormBlock * groups;
+}
+
+// Where row `r` (of the range) starts: its norm of group g is g * kNormBlock on.
+inline size_t blocked_norm_offset(uint32_t r, uint32_t groups) {
+  return size_t(r / kNormBlock) * kNormBlock * groups + r % kNormBlock;
+}
+
+inline float load_norm(const uint8_t* half, size_t i) {
+  uint16_t h;
+  std::memcpy(&h, half + 2 * i, 2);
+  return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
+}
+
+// x[i] lane j -> x[j] lane i.
+inline void transpose4(float32x4_t x[4]) {
+  const float64x2_t t0 = vreinterpretq_f64_f32(vtrn1q_f32(x[0], x[1]));
+  const float64x2_t t1 = vreinterpretq_f64_f32(vtrn2q_f32(x[0], x[1]));
+  const float64x2_t t2 = vreinterpretq_f64_f32(vtrn1q_f32(x[2], x[3]));
+  const float64x2_t t3 = vreinterpretq_f64_f32(vtrn2q_f32(x[2], x[3]));
+  x[0] = vreinterpretq_f32_f64(vtrn1q_f64(t0, t2));
+  x[1] = vreinterpretq_f32_f64(vtrn1q_f64(t1, t3));
+  x[2] = vreinterpretq_f32_f64(vtrn2q_f64(t0, t2));
+  x[3] = vreinterpretq_f32_f64(vtrn2q_f64(t1, t3));
+}
+
+// `rows` x `groups` FP16 norms ([row][group], as stored) -> the blocked
+// layout: whole blocks 8 rows x 4 groups at a time (converted, then two 4 x 4
+// transposes), then 2 groups at a time (needle3's 768 columns are 6 groups),
+// the rest one by one.
+inline void blocked_norms(const uint8_t* half, uint32_t rows, uint32_t groups, float* out) {
+  // Row r of a block at byte offset off[r] from the block's current norm (one
+  // pointer steps through the groups); a last block's missing rows read its
+  // first row again.
+  size_t off[kNormBlock];
+  for (uint32_t r = 0; r < kNormBlock; ++r) off[r] = 2 * size_t(r) * groups;
+  for (uint32_t r0 = 0; r0 < rows; r0 += kNormBlock, out += size_t(kNormBlock) * groups) {
+    if (rows - r0 < kNormBlock) {
+      for (uint32_t r = rows - r0; r < kNormBlock; ++r) off[r] = 0;
+    }
+    const uint8_t* p = half + 2 * size_t(r0) * groups;
+    float* o = out;
+    uint32_t g = 0;
+    for (; g + 4 <= groups; g += 4, p += 8, o += 4 * kNormBlock) {
+      float32x4_t x[8];
+      for (uint32_t r = 0; r < kNormBlock; ++r) x[r] = vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(p + off[r])));
+      transpose4(x);
+      transpose4(x + 4);
+      for (uint32_t j = 0; j < 4; ++j) {
+        vst1q_f32(o + j * kNormBlock, x[j]);
+        vst1q_f32(o + j * kNormBlock + 4, x[4 + j]);
+      }
+    }
+    for (; g + 2 <= groups; g += 2, p += 4, o += 2 * kNormBlock) {
+      // Rows r, r + 1: their two norms as one 4-half vector, converted:
+      // (r g, r g+1, r+1 g, r+1 g+1); uzp1/uzp2 of two such take group g / g + 1.
+      float32x4_t x[4];
+      for (uint32_t k = 0; k < 4; ++k) {
+        uint32_t even, odd;  // (2-byte aligned)
+        std::memcpy(&even, p + off[2 * k], 4);
+        std::memcpy(&odd, p + off[2 * k + 1], 4);
+        x[k] = vcvt_f32_f16(vreinterpret_f16_u32(vset_lane_u32(odd, vdup_n_u32(even), 1)));
+      }
+      vst1q_f32(o, vuzp1q_f32(x[0], x[1]));
+      vst1q_f32(o + 4, vuzp1q_f32(x[2], x[3]));
+      vst1q_f32(o + kNormBlock, vuzp2q_f32(x[0], x[1]));
+      vst1q_f32(o + kNormBlock + 4, vuzp2q_f32(x[2], x[3]));
+    }
+    for (; g < groups; ++g, p += 2, o += kNormBlock) {
+      for (uint32_t r = 0; r < kNormBlock; ++r) o[r] = load_norm(p + off[r], 0);
+    }
+  }
 }
 
 struct CqMatmulJob {
@@ -44,7 +136,7 @@ struct CqMatmulJob {
   size_t row_bytes;
   uint32_t groups, in_pad;
   const int8_t* act;   // permuted activations, [count][in_pad]
-  const float* norms;  // float norms of rows [row_begin, row_end): [row - row_begin][groups]
+  const float* norms;  // float norms of rows [row_begin, row_end), blocked_norms' layout
   uint32_t row_begin;
   const float* scales;  // activation scales, [groups][scale_stride(count)]
   size_t scale_stride;
@@ -54,34 +146,19 @@ struct CqMatmulJob {
   size_t y_stride;
 };
 
-inline float load_norm(const uint8_t* half, size_t i) {
-  uint16_t h;
-  std::memcpy(&h, half + 2 * i, 2);
-  return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
-}
-
 // Norms of lanes 0..3 (lo) and 4..7 (hi), lane l = v*R + r -> row l % R;
-// `n` points at row r0's norm of the current group, rows `groups` apart.
+// `n` points at row r0's norm of the current group in the blocked layout
+// (blocked_norms: the tile's rows are adjacent).
 template <int R>
-inline void tile_norms(const float* n, size_t groups, float32x4_t& lo, float32x4_t& hi) {
+inline void tile_norms(const float* n, float32x4_t& lo, float32x4_t& hi) {
   if constexpr (R == 1) {
     lo = hi = vld1q_dup_f32(n);
   } else if constexpr (R == 2) {
-    float32x4_t t = vld1q_dup_f32(n);
-    t = vld1q_lane_f32(n + groups, t, 1);
-    lo = hi = vcombine_f32(vget_low_f32(t), vget_low_f32(t));
+    const float32x2_t t = vld1_f32(n);
+    lo = hi = vcombine_f32(t, t);
   } else {
-    float32x4_t t = vld1q_dup_f32(n);
-    t = vld1q_lane_f32(n + groups, t, 1);
-    t = vld1q_lane_f32(n + 2 * groups, t, 2);
-    t = vld1q_lane_f32(n + 3 * groups, t, 3);
-    lo = hi = t;
-    if constexpr (R == 8) {
-      float32x4_t u = vld1q_dup_f32(n + 4 * groups);
-      u = vld1q_lane_f32(n + 5 * groups, u, 1);
-      u = vld1q_lane_f32(n + 6 * groups, u, 2);
-      hi = vld1q_lane_f32(n + 7 * groups, u, 3);
-    }
+    lo = hi = vld1q_f32(n);
+    if constexpr (R == 8) hi = vld1q_f32(n + 4);
   }
 }
 
@@ -108,32 +185,72 @@ inline void tile_scales(const float* s, float32x4_t& lo, float32x4_t& hi) {
 // float math is the scalar's: acc += float(dot) * (norm * scale) in group
 // order, then acc * cb.scale. Lanes >= R*V compute on zero dots and are
 // never stored.
+// Not inlined: inlined into cq_matmul, GCC compiles the multi-vector tiles
+// into more instructions.
 template <bool kDotprod, class U, int R, int V>
-void cq_tile(const CqMatmulJob& job, uint32_t r0, uint32_t v0) {
+[[gnu::noinline]] void cq_tile(const CqMatmulJob& job, uint32_t r0, uint32_t v0) {
   static_assert(R * V <= 8 && (R == 1 || R == 2 || R == 4 || R == 8));
   constexpr int P = R * V;
-  const uint32_t groups = job.groups;
-  const float* norms = job.norms + size_t(r0 - job.row_begin) * groups;
+  // The job's fields as locals: `after` below would make GCC reload them.
+  const uint32_t groups = job.groups, in_pad = job.in_pad;
+  const size_t row_bytes = job.row_bytes;
+  const uint8_t* const packed = job.packed + size_t(r0) * row_bytes;
+  const int8_t* const act = job.act + size_t(v0) * in_pad;
+  int8x16_t tables[4];
+  for (int k = 0; k < 4; ++k) tables[k] = job.tables[k];
+  const float* norms = job.norms + blocked_norm_offset(r0 - job.row_begin, groups);
+  const float* const scales = job.scales + v0;
+  const size_t scale_stride = job.scale_stride;
   float32x4_t acc_lo = vdupq_n_f32(0.0f), acc_hi = vdupq_n_f32(0.0f);
   for (uint32_t g = 0; g < groups; ++g) {
-    int32x4_t dots[8];
-    for (int l = P; l < 8; ++l) dots[l] = vdupq_n_s32(0);
-    for (int r = 0; r < R; ++r) {
-      int8x16_t w[8];
-      U::weights(job.packed + size_t(r0 + r) * job.row_bytes + size_t(g) * U::kBytes, job.tables, w);
-      for (int v = 0; v < V; ++v) {
-        dots[v * R + r] = dot_group<kDotprod>(w, job.act + size_t(v0 + v) * job.in_pad + size_t(g) * kG);
+    // Lane l = v*R + r of the tile's dots in lo (0..3) and hi (4..7).
+    int32x4_t lo, hi = vdupq_n_s32(0);
+    if constexpr (V == 1 && R >= 2) {
+      int8x16_t a[8];
+      for (int k = 0; k < 8; ++k) a[k] = vld1q_s8(act + size_t(g) * kG + 16 * k);
+      // Two rows at a time, folded. GCC's scheduler would hoist every row's
+      // weight loads to the top of the group and spill, so a pair's loads
+      // wait for the pair kAhead before it: per width, the better of 1 and 2
+      // in llvm-mca's in-order Cortex-A55 model (bench/mca_neon.sh).
+      constexpr int kAhead = U::kBits == 2 || U::kBits == 3 ? 1 : 2;
+      const uint8_t* row = packed;
+      const auto pair = [&](int r) {
+        int8x16_t w[8];
+        U::weights(row + size_t(r) * row_bytes + size_t(g) * U::kBytes, tables, w);
+        const int32x4_t d0 = dot_group_regs<kDotprod>(w, a);
+        U::weights(row + size_t(r + 1) * row_bytes + size_t(g) * U::kBytes, tables, w);
+        return vpaddq_s32(d0, dot_group_regs<kDotprod>(w, a));
+      };
+      const int32x4_t p0 = pair(0);
+      if constexpr (R == 2) {
+        lo = vpaddq_s32(p0, vdupq_n_s32(0));
+      } else {
+        if constexpr (kAhead == 1) after(row, p0);
+        const int32x4_t p1 = pair(2);
+        lo = vpaddq_s32(p0, p1);
+        if constexpr (R == 8) {
+          after(row, kAhead == 1 ? p1 : p0);
+          const int32x4_t p2 = pair(4);
+          after(row, kAhead == 1 ? p2 : p1);
+          hi = vpaddq_s32(p2, pair(6));
+        }
       }
+    } else {
+      int32x4_t dots[8];
+      for (int l = P; l < 8; ++l) dots[l] = vdupq_n_s32(0);
+      for (int r = 0; r < R; ++r) {
+        int8x16_t w[8];
+        U::weights(packed + size_t(r) * row_bytes + size_t(g) * U::kBytes, tables, w);
+        for (int v = 0; v < V; ++v) dots[v * R + r] = dot_group<kDotprod>(w, act + size_t(v) * in_pad + size_t(g) * kG);
+      }
+      lo = vpaddq_s32(vpaddq_s32(dots[0], dots[1]), vpaddq_s32(dots[2], dots[3]));
+      if constexpr (P > 4) hi = vpaddq_s32(vpaddq_s32(dots[4], dots[5]), vpaddq_s32(dots[6], dots[7]));
     }
     float32x4_t n_lo, n_hi, s_lo, s_hi;
-    tile_norms<R>(norms + g, groups, n_lo, n_hi);
-    tile_scales<R>(job.scales + g * job.scale_stride + v0, s_lo, s_hi);
-    const int32x4_t lo = vpaddq_s32(vpaddq_s32(dots[0], dots[1]), vpaddq_s32(dots[2], dots[3]));
+    tile_norms<R>(norms + size_t(g) * kNormBlock, n_lo, n_hi);
+    tile_scales<R>(scales + g * scale_stride, s_lo, s_hi);
     acc_lo = vaddq_f32(acc_lo, vmulq_f32(vcvtq_f32_s32(lo), vmulq_f32(n_lo, s_lo)));
-    if constexpr (P > 4) {
-      const int32x4_t hi = vpaddq_s32(vpaddq_s32(dots[4], dots[5]), vpaddq_s32(dots[6], dots[7]));
-      acc_hi = vaddq_f32(acc_hi, vmulq_f32(vcvtq_f32_s32(hi), vmulq_f32(n_hi, s_hi)));
-    }
+    if constexpr (P > 4) acc_hi = vaddq_f32(acc_hi, vmulq_f32(vcvtq_f32_s32(hi), vmulq_f32(n_hi, s_hi)));
   }
   alignas(16) float res[8];
   const float32x4_t cbs = vdupq_n_f32(job.cb_scale);

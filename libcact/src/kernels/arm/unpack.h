@@ -20,7 +20,7 @@ namespace neon {
 struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
   static constexpr uint32_t kBits = 1;
   static constexpr size_t kBytes = 16;
-  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
+  [[gnu::always_inline]] static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     const uint8x16_t b = vld1q_u8(p);
     const uint8x16_t lo = vandq_u8(b, vdupq_n_u8(0x0F));
     const uint8x16_t hi = vshrq_n_u8(b, 4);
@@ -34,7 +34,7 @@ struct Unpack1 {  // 16 bytes: bit k of byte j is column 8j + k
 struct Unpack2 {  // 32 bytes: crumb k of byte j is column 4j + k (also ternary)
   static constexpr uint32_t kBits = 2;
   static constexpr size_t kBytes = 32;
-  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
+  [[gnu::always_inline]] static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     for (int h = 0; h < 2; ++h) {
       const uint8x16_t b = vld1q_u8(p + 16 * h);
       const uint8x16_t lo = vandq_u8(b, vdupq_n_u8(0x0F));
@@ -57,7 +57,7 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
                                    vandq_u32(vshlq_n_u32(d, 15), vdupq_n_u32(0x7000000)));
     return vreinterpretq_u8_u32(vorrq_u32(a, b));
   }
-  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
+  [[gnu::always_inline]] static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     // Lane t of each chunk = one 24-bit triplet. The last chunk is loaded
     // from byte 32 (not 36) so no byte past the group is read.
     const uint8x16_t ctrl = {0, 1, 2, 0xFF, 3, 4, 5, 0xFF, 6, 7, 8, 0xFF, 9, 10, 11, 0xFF};
@@ -76,7 +76,7 @@ struct Unpack3 {  // 48 bytes: 16 triplets of 3 bytes, each 8 indices of 3 bits
 struct Unpack4 {  // 64 bytes: low nibble even column, high nibble odd column
   static constexpr uint32_t kBits = 4;
   static constexpr size_t kBytes = 64;
-  static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
+  [[gnu::always_inline]] static void weights(const uint8_t* p, const int8x16_t t[4], int8x16_t w[8]) {
     for (int h = 0; h < 4; ++h) {
       const uint8x16_t b = vld1q_u8(p + 16 * h);
       w[2 * h] = vqtbl1q_s8(t[0], vandq_u8(b, vdupq_n_u8(0x0F)));
