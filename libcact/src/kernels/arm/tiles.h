@@ -235,34 +235,33 @@ template <bool kDotprod, class U, int R, int V>
           hi = vpaddq_s32(p2, pair(6));
         }
       }
-    } else if constexpr (R == 2) {
-      // Both rows' weights in registers, so each activation load feeds two
-      // SDOT chains (loaded per row, the 8 x V loads came twice).
-      int8x16_t w0[8], w1[8];
-      U::weights(packed + size_t(g) * U::kBytes, tables, w0);
-      U::weights(packed + row_bytes + size_t(g) * U::kBytes, tables, w1);
-      int32x4_t dots[8];
-      for (int l = P; l < 8; ++l) dots[l] = vdupq_n_s32(0);
-      for (int v = 0; v < V; ++v) {
-        const int8_t* av = act + size_t(v) * in_pad + size_t(g) * kG;
-        int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);
-        for (int k = 0; k < 8; ++k) {
-          const int8x16_t x = vld1q_s8(av + 16 * k);
-          s0 = dot16<kDotprod>(s0, w0[k], x);
-          s1 = dot16<kDotprod>(s1, w1[k], x);
-        }
-        dots[2 * v] = s0;
-        dots[2 * v + 1] = s1;
-      }
-      lo = vpaddq_s32(vpaddq_s32(dots[0], dots[1]), vpaddq_s32(dots[2], dots[3]));
-      if constexpr (P > 4) hi = vpaddq_s32(vpaddq_s32(dots[4], dots[5]), vpaddq_s32(dots[6], dots[7]));
     } else {
       int32x4_t dots[8];
       for (int l = P; l < 8; ++l) dots[l] = vdupq_n_s32(0);
-      for (int r = 0; r < R; ++r) {
-        int8x16_t w[8];
-        U::weights(packed + size_t(r) * row_bytes + size_t(g) * U::kBytes, tables, w);
-        for (int v = 0; v < V; ++v) dots[v * R + r] = dot_group<kDotprod>(w, act + size_t(v) * in_pad + size_t(g) * kG);
+      if constexpr (R == 2) {
+        // Both rows' weights in registers, so each activation load feeds two
+        // SDOT chains (loaded per row, the 8 x V loads came twice).
+        int8x16_t w0[8], w1[8];
+        U::weights(packed + size_t(g) * U::kBytes, tables, w0);
+        U::weights(packed + row_bytes + size_t(g) * U::kBytes, tables, w1);
+        for (int v = 0; v < V; ++v) {
+          const int8_t* av = act + size_t(v) * in_pad + size_t(g) * kG;
+          int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);
+          for (int k = 0; k < 8; ++k) {
+            const int8x16_t x = vld1q_s8(av + 16 * k);
+            s0 = dot16<kDotprod>(s0, w0[k], x);
+            s1 = dot16<kDotprod>(s1, w1[k], x);
+          }
+          dots[2 * v] = s0;
+          dots[2 * v + 1] = s1;
+        }
+      } else {
+        for (int r = 0; r < R; ++r) {
+          int8x16_t w[8];
+          U::weights(packed + size_t(r) * row_bytes + size_t(g) * U::kBytes, tables, w);
+          for (int v = 0; v < V; ++v)
+            dots[v * R + r] = dot_group<kDotprod>(w, act + size_t(v) * in_pad + size_t(g) * kG);
+        }
       }
       lo = vpaddq_s32(vpaddq_s32(dots[0], dots[1]), vpaddq_s32(dots[2], dots[3]));
       if constexpr (P > 4) hi = vpaddq_s32(vpaddq_s32(dots[4], dots[5]), vpaddq_s32(dots[6], dots[7]));
