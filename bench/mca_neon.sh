@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cycles of the aarch64 decode tiles by llvm-mca's pipeline models (docs/KERNELS.md
+# Cycles of the aarch64 decode and prefill tiles by llvm-mca's pipeline models (docs/KERNELS.md
 # "Against the ISA's peak"): no Arm hardware here, and qemu counts instructions,
 # not cycles. llvm-mca runs a tile's loop over the groups through the scheduling
 # model of an in-order core (Cortex-A55; Cortex-A53 for the table without dot
