@@ -286,7 +286,28 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
   }
 }
 
-thread_local SimdScratch tls_amx_scratch;
+// The activations in the B-tile layout and their scales transposed, kept per
+// thread while the input keeps its version: q/k/v/gate, the three Phi products
+// and every pool task's row range read one input in separate calls.
+thread_local MatmulScratch tls_amx_scratch;
+
+const PreparedInput& prepare_input_amx(const QuantizedActivations& a, uint32_t bits_per_index) {
+  const PreparedInputKey key = prepared_input_key(a, bits_per_index);
+  PreparedInput& p = tls_amx_scratch.input;
+  if (key.reuses(p.key)) return p;
+  const uint32_t groups = a.in_pad / kG;
+  const uint32_t blocks = (a.count + kVecs - 1) / kVecs;
+  const size_t act_bytes = size_t(blocks) * groups * kActBlock;
+  const size_t scale_bytes = round_up64(size_t(groups) * scale_stride(a.count) * sizeof(float));
+  p.key = PreparedInputKey{};  // (nothing valid while it is rewritten)
+  auto* base = static_cast<uint8_t*>(p.memory.get(act_bytes + scale_bytes));
+  p.act = reinterpret_cast<int8_t*>(base);
+  p.scales = reinterpret_cast<float*>(base + act_bytes);
+  prepare_activations_amx(a, permute_for(bits_per_index), groups, p.act);
+  transpose_scales(a, p.scales);
+  p.key = key;
+  return p;
+}
 
 void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,
                uint32_t row_end, float* y, size_t y_stride) {
@@ -300,23 +321,18 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   const uint32_t groups = w.in_pad / kG;
   const uint32_t rows = row_end - row_begin;
   const uint32_t blocks = (a.count + kVecs - 1) / kVecs;
-  const size_t act_bytes = size_t(blocks) * groups * kActBlock;
-  const size_t norm_bytes = round_up64(size_t(rows) * groups * sizeof(float));
   const size_t stride = scale_stride(a.count);  // >= blocks * kVecs, padding zero
-  const size_t scale_bytes = round_up64(size_t(groups) * stride * sizeof(float));
+  const PreparedInput& input = prepare_input_amx(a, bits_per_index);
+  const size_t norm_bytes = round_up64(size_t(rows) * groups * sizeof(float));
   const size_t acc_bytes = round_up64(size_t(kRows) * blocks * kVecs * sizeof(float));
-  auto* base = static_cast<uint8_t*>(
-      tls_amx_scratch.get(act_bytes + norm_bytes + scale_bytes + acc_bytes + 2 * kRows * kG + kRows * kVecs * 4));
-  auto* act = reinterpret_cast<int8_t*>(base);
-  auto* norms = reinterpret_cast<float*>(base + act_bytes);
-  auto* scales = reinterpret_cast<float*>(base + act_bytes + norm_bytes);
-  auto* acc = reinterpret_cast<float*>(base + act_bytes + norm_bytes + scale_bytes);
-  auto* wbuf = reinterpret_cast<int8_t*>(base + act_bytes + norm_bytes + scale_bytes + acc_bytes);
-  auto* cbuf = reinterpret_cast<int32_t*>(base + act_bytes + norm_bytes + scale_bytes + acc_bytes + 2 * kRows * kG);
+  auto* base =
+      static_cast<uint8_t*>(tls_amx_scratch.call.get(norm_bytes + acc_bytes + 2 * kRows * kG + kRows * kVecs * 4));
+  auto* norms = reinterpret_cast<float*>(base);
+  auto* acc = reinterpret_cast<float*>(base + norm_bytes);
+  auto* wbuf = reinterpret_cast<int8_t*>(base + norm_bytes + acc_bytes);
+  auto* cbuf = reinterpret_cast<int32_t*>(base + norm_bytes + acc_bytes + 2 * kRows * kG);
 
-  prepare_activations_amx(a, permute_for(bits_per_index), groups, act);
   x86::convert_norms(w.norms + 2 * size_t(row_begin) * groups, size_t(rows) * groups, norms);
-  transpose_scales(a, scales);
   alignas(16) int8_t table[16];
   code_table(cb, w.bits, table);
   const RowTables t = row_tables(bits_per_index, table);
@@ -327,7 +343,8 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
                               : bits_per_index == 2 ? matmul_rows<Row2>
                               : bits_per_index == 3 ? matmul_rows<Row3>
                                                     : matmul_rows<Row4>;
-  rows_of_width(w, t, act, norms, scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc, wbuf, cbuf);
+  rows_of_width(w, t, input.act, norms, input.scales, stride, a.count, cb.scale, row_begin, row_end, y, y_stride, acc,
+                wbuf, cbuf);
   _tile_release();
 }
 
