@@ -45,8 +45,9 @@ constexpr uint32_t kMinVectorsFewRows = 32;
 constexpr size_t kActBlock = 2 * 16 * 64;
 
 // Tile registers (literal numbers below: GCC's tile intrinsics paste them into
-// the register name): tmm0 result C, tmm2/tmm3 weights A0/A1 (columns 0-63,
-// 64-127 of the group), tmm4/tmm5 activations B0/B1.
+// the register name): tmm2/tmm3 weights A0/A1 (columns 0-63, 64-127 of the
+// group); two sets of result C and activations B0/B1, used by alternate steps:
+// tmm0 with tmm4/tmm5, tmm1 with tmm6/tmm7.
 
 struct alignas(64) TileConfig {
   uint8_t palette_id;
@@ -243,6 +244,22 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
     const uint8_t* packed = w.packed + size_t(r0) * rb;
     const float* row_norms = norms + size_t(r0 - row_begin) * groups;
     for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb, t, wbuf + m * kG);
+    // Per output, the scalar's float math: acc += float(dot) * (norm * scale),
+    // for the dots of one (group, vector block) step.
+    struct Step {
+      uint32_t g, vb;
+    };
+    const auto accumulate = [&](Step s, const int32_t* dots) {
+      const __m512 scale = _mm512_loadu_ps(scales + s.g * scale_stride + s.vb * kVecs);
+      for (uint32_t m = 0; m < nrows; ++m) {
+        const __m512 ns = _mm512_mul_ps(_mm512_set1_ps(row_norms[size_t(m) * groups + s.g]), scale);
+        const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512(dots + kVecs * m));
+        float* am = acc + m * acc_stride + s.vb * kVecs;
+        _mm512_store_ps(am, _mm512_add_ps(_mm512_load_ps(am), _mm512_mul_ps(d, ns)));
+      }
+    };
+    Step previous{0, 0};
+    uint32_t step = 0;
     for (uint32_t g = 0; g < groups; ++g) {
       int8_t* cur = wbuf + (g % 2) * kRows * kG;
       memory_barrier();
@@ -255,33 +272,45 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
         int8_t* nxt = wbuf + ((g + 1) % 2) * kRows * kG;
         for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb + size_t(g + 1) * D::kBytes, t, nxt + m * kG);
       }
-      const float* sg = scales + g * scale_stride;
-      for (uint32_t vb = 0; vb < blocks; ++vb) {
+      for (uint32_t vb = 0; vb < blocks; ++vb, ++step) {
         const int8_t* b = act + (size_t(vb) * groups + g) * kActBlock;
-        _tile_loadd(4, b, 64);
-        _tile_loadd(5, b + kActBlock / 2, 64);
-        _tile_zero(0);
-        _tile_dpbssd(0, 2, 4);
-        _tile_dpbssd(0, 3, 5);
-        _tile_stored(0, cbuf, 64);
-        // Per output, the scalar's float math: acc += float(dot) * (norm * scale).
-        const __m512 scale = _mm512_loadu_ps(sg + vb * kVecs);
-        for (uint32_t m = 0; m < nrows; ++m) {
-          const __m512 ns = _mm512_mul_ps(_mm512_set1_ps(row_norms[size_t(m) * groups + g]), scale);
-          const __m512 d = _mm512_cvtepi32_ps(_mm512_load_si512(cbuf + kVecs * m));
-          float* am = acc + m * acc_stride + vb * kVecs;
-          _mm512_store_ps(am, _mm512_add_ps(_mm512_load_ps(am), _mm512_mul_ps(d, ns)));
+        int32_t* dots = cbuf + (step % 2) * kRows * kVecs;
+        if (step % 2 == 0) {
+          _tile_loadd(4, b, 64);
+          _tile_loadd(5, b + kActBlock / 2, 64);
+          _tile_zero(0);
+          _tile_dpbssd(0, 2, 4);
+          _tile_dpbssd(0, 3, 5);
+          _tile_stored(0, dots, 64);
+        } else {
+          _tile_loadd(6, b, 64);
+          _tile_loadd(7, b + kActBlock / 2, 64);
+          _tile_zero(1);
+          _tile_dpbssd(1, 2, 6);
+          _tile_dpbssd(1, 3, 7);
+          _tile_stored(1, dots, 64);
         }
+        memory_barrier();  // (the asm has no memory operand either)
+        // The previous step's sums: its results were stored a step ago, so
+        // these loads do not race the store just issued.
+        if (step > 0) accumulate(previous, cbuf + ((step - 1) % 2) * kRows * kVecs);
+        previous = {g, vb};
       }
     }
-    // y[v][r0 + m] = acc[m][v] * cb.scale.
-    const __m512i index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32(int(acc_stride)));
+    if (step > 0) accumulate(previous, cbuf + ((step - 1) % 2) * kRows * kVecs);
+    // y[v][r0 + m] = acc[m][v] * cb.scale: each vector block's 16 x 16 sums
+    // transposed in registers (rows past nrows hold zeros and are not stored).
     const __mmask16 mask = __mmask16((1u << nrows) - 1);
     const __m512 cs = _mm512_set1_ps(cb_scale);
-    for (uint32_t v = 0; v < count; ++v) {
-      const __m512 r = _mm512_mul_ps(_mm512_i32gather_ps(index, acc + v, 4), cs);
-      _mm512_mask_storeu_ps(y + size_t(v) * y_stride + r0, mask, r);
+    for (uint32_t vb = 0; vb < blocks; ++vb) {
+      __m512i x[kRows];
+      for (uint32_t m = 0; m < kRows; ++m) x[m] = _mm512_load_si512(acc + m * acc_stride + vb * kVecs);
+      transpose16x16(x);
+      const uint32_t nv = count - vb * kVecs < kVecs ? count - vb * kVecs : kVecs;
+      for (uint32_t n = 0; n < nv; ++n) {
+        const __m512 r = _mm512_mul_ps(_mm512_castsi512_ps(x[n]), cs);
+        _mm512_mask_storeu_ps(y + size_t(vb * kVecs + n) * y_stride + r0, mask, r);
+      }
     }
   }
 }
@@ -326,7 +355,7 @@ void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const Quantized
   const size_t norm_bytes = round_up64(size_t(rows) * groups * sizeof(float));
   const size_t acc_bytes = round_up64(size_t(kRows) * blocks * kVecs * sizeof(float));
   auto* base =
-      static_cast<uint8_t*>(tls_amx_scratch.call.get(norm_bytes + acc_bytes + 2 * kRows * kG + kRows * kVecs * 4));
+      static_cast<uint8_t*>(tls_amx_scratch.call.get(norm_bytes + acc_bytes + 2 * kRows * kG + 2 * kRows * kVecs * 4));
   auto* norms = reinterpret_cast<float*>(base);
   auto* acc = reinterpret_cast<float*>(base + norm_bytes);
   auto* wbuf = reinterpret_cast<int8_t*>(base + norm_bytes + acc_bytes);
