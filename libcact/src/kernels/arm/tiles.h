@@ -83,17 +83,83 @@ inline void transpose4(float32x4_t x[4]) {
   x[3] = vreinterpretq_f32_f64(vtrn2q_f64(t1, t3));
 }
 
+// A whole block of 8 rows of at most 8 groups is 16 * groups contiguous bytes
+// (at most 128): `groups` vector loads, then per group one table lookup over
+// the first 64 bytes and one over the rest (tbx keeps the lanes whose index
+// is past them) gather its 8 halves in row order, converted in two halves.
+struct NarrowBlock {
+  uint8x16_t index[kNormBlock];  // group g: bytes 2(r·groups + g), +1 for r = 0..7
+};
+
+inline NarrowBlock narrow_block(uint32_t groups) {
+  NarrowBlock b{};
+  for (uint32_t g = 0; g < groups; ++g) {
+    uint8_t bytes[16];
+    for (uint32_t r = 0; r < kNormBlock; ++r) {
+      bytes[2 * r] = uint8_t(2 * (r * groups + g));
+      bytes[2 * r + 1] = uint8_t(2 * (r * groups + g) + 1);
+    }
+    b.index[g] = vld1q_u8(bytes);
+  }
+  return b;
+}
+
+inline void narrow_block_norms(const uint8_t* p, uint32_t groups, const NarrowBlock& b, float* o) {
+  // Exactly `groups` loads (no byte past the block), spelled out: a loop
+  // made GCC assemble the tables on the stack with a memcpy.
+  const uint8x16_t z = vdupq_n_u8(0);
+  uint8x16x4_t lo = {{z, z, z, z}}, hi = lo;
+  switch (groups) {
+    case 8:
+      hi.val[3] = vld1q_u8(p + 112);
+      [[fallthrough]];
+    case 7:
+      hi.val[2] = vld1q_u8(p + 96);
+      [[fallthrough]];
+    case 6:
+      hi.val[1] = vld1q_u8(p + 80);
+      [[fallthrough]];
+    case 5:
+      hi.val[0] = vld1q_u8(p + 64);
+      [[fallthrough]];
+    case 4:
+      lo.val[3] = vld1q_u8(p + 48);
+      [[fallthrough]];
+    case 3:
+      lo.val[2] = vld1q_u8(p + 32);
+      [[fallthrough]];
+    case 2:
+      lo.val[1] = vld1q_u8(p + 16);
+      [[fallthrough]];
+    default:
+      lo.val[0] = vld1q_u8(p);
+  }
+  for (uint32_t g = 0; g < groups; ++g, o += kNormBlock) {
+    uint8x16_t h = vqtbl4q_u8(lo, b.index[g]);
+    if (groups > 4) h = vqtbx4q_u8(h, hi, vsubq_u8(b.index[g], vdupq_n_u8(64)));
+    const float16x8_t f = vreinterpretq_f16_u8(h);
+    vst1q_f32(o, vcvt_f32_f16(vget_low_f16(f)));
+    vst1q_f32(o + 4, vcvt_high_f32_f16(f));
+  }
+}
+
 // `rows` x `groups` FP16 norms ([row][group], as stored) -> the blocked
-// layout: whole blocks 8 rows x 4 groups at a time (converted, then two 4 x 4
-// transposes), then 2 groups at a time (needle3's 768 columns are 6 groups),
-// the rest one by one.
+// layout. Whole blocks of at most 8 groups (needle3's 768 columns are 6) by
+// narrow_block_norms; otherwise 8 rows x 4 groups at a time (converted, then
+// two 4 x 4 transposes), then 2 groups at a time, the rest one by one.
 inline void blocked_norms(const uint8_t* half, uint32_t rows, uint32_t groups, float* out) {
+  const bool narrow = groups <= kNormBlock;
+  const NarrowBlock nb = narrow ? narrow_block(groups) : NarrowBlock{};
   // Row r of a block at byte offset off[r] from the block's current norm (one
   // pointer steps through the groups); a last block's missing rows read its
   // first row again.
   size_t off[kNormBlock];
   for (uint32_t r = 0; r < kNormBlock; ++r) off[r] = 2 * size_t(r) * groups;
   for (uint32_t r0 = 0; r0 < rows; r0 += kNormBlock, out += size_t(kNormBlock) * groups) {
+    if (narrow && rows - r0 >= kNormBlock) {
+      narrow_block_norms(half + 2 * size_t(r0) * groups, groups, nb, out);
+      continue;
+    }
     if (rows - r0 < kNormBlock) {
       for (uint32_t r = rows - r0; r < kNormBlock; ++r) off[r] = 0;
     }
