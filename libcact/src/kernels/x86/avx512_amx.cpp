@@ -258,24 +258,29 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
         _mm512_store_ps(am, _mm512_add_ps(_mm512_load_ps(am), _mm512_mul_ps(d, ns)));
       }
     };
+    // Steps run in (group, vector block) order; step s's tile work is issued
+    // before step s - 1's sums are read (so that those loads do not wait
+    // behind the store just issued). One call site each: code size.
+    const uint32_t steps = groups * blocks;
     Step previous{0, 0};
-    uint32_t step = 0;
-    for (uint32_t g = 0; g < groups; ++g) {
-      int8_t* cur = wbuf + (g % 2) * kRows * kG;
-      memory_barrier();
-      _tile_loadd(2, cur, kG);
-      _tile_loadd(3, cur + 64, kG);
-      // Decode the next group into the other buffer now, after this group's
-      // tile loads: tile loads wait for older stores to drain, so the stores
-      // drain while this group's dots run.
-      if (g + 1 < groups) {
-        int8_t* nxt = wbuf + ((g + 1) % 2) * kRows * kG;
-        for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb + size_t(g + 1) * D::kBytes, t, nxt + m * kG);
+    for (uint32_t s = 0, g = 0, vb = 0; s <= steps; ++s) {
+      if (s < steps && vb == 0) {
+        int8_t* cur = wbuf + (g % 2) * kRows * kG;
+        memory_barrier();
+        _tile_loadd(2, cur, kG);
+        _tile_loadd(3, cur + 64, kG);
+        // Decode the next group into the other buffer now, after this group's
+        // tile loads: tile loads wait for older stores to drain, so the stores
+        // drain while this group's dots run.
+        if (g + 1 < groups) {
+          int8_t* nxt = wbuf + ((g + 1) % 2) * kRows * kG;
+          for (uint32_t m = 0; m < nrows; ++m) D::decode(packed + m * rb + size_t(g + 1) * D::kBytes, t, nxt + m * kG);
+        }
       }
-      for (uint32_t vb = 0; vb < blocks; ++vb, ++step) {
+      if (s < steps) {
         const int8_t* b = act + (size_t(vb) * groups + g) * kActBlock;
-        int32_t* dots = cbuf + (step % 2) * kRows * kVecs;
-        if (step % 2 == 0) {
+        int32_t* dots = cbuf + (s % 2) * kRows * kVecs;
+        if (s % 2 == 0) {
           _tile_loadd(4, b, 64);
           _tile_loadd(5, b + kActBlock / 2, 64);
           _tile_zero(0);
@@ -291,26 +296,19 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
           _tile_stored(1, dots, 64);
         }
         memory_barrier();  // (the asm has no memory operand either)
-        // The previous step's sums: its results were stored a step ago, so
-        // these loads do not race the store just issued.
-        if (step > 0) accumulate(previous, cbuf + ((step - 1) % 2) * kRows * kVecs);
-        previous = {g, vb};
       }
+      if (s > 0) accumulate(previous, cbuf + ((s - 1) % 2) * kRows * kVecs);
+      previous = {g, vb};
+      if (++vb == blocks) vb = 0, ++g;
     }
-    if (step > 0) accumulate(previous, cbuf + ((step - 1) % 2) * kRows * kVecs);
-    // y[v][r0 + m] = acc[m][v] * cb.scale: each vector block's 16 x 16 sums
-    // transposed in registers (rows past nrows hold zeros and are not stored).
+    // y[v][r0 + m] = acc[m][v] * cb.scale.
+    const __m512i index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32(int(acc_stride)));
     const __mmask16 mask = __mmask16((1u << nrows) - 1);
     const __m512 cs = _mm512_set1_ps(cb_scale);
-    for (uint32_t vb = 0; vb < blocks; ++vb) {
-      __m512i x[kRows];
-      for (uint32_t m = 0; m < kRows; ++m) x[m] = _mm512_load_si512(acc + m * acc_stride + vb * kVecs);
-      transpose16x16(x);
-      const uint32_t nv = count - vb * kVecs < kVecs ? count - vb * kVecs : kVecs;
-      for (uint32_t n = 0; n < nv; ++n) {
-        const __m512 r = _mm512_mul_ps(_mm512_castsi512_ps(x[n]), cs);
-        _mm512_mask_storeu_ps(y + size_t(vb * kVecs + n) * y_stride + r0, mask, r);
-      }
+    for (uint32_t v = 0; v < count; ++v) {
+      const __m512 r = _mm512_mul_ps(_mm512_i32gather_ps(index, acc + v, 4), cs);
+      _mm512_mask_storeu_ps(y + size_t(v) * y_stride + r0, mask, r);
     }
   }
 }
