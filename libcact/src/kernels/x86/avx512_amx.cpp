@@ -229,6 +229,19 @@ void prepare_activations_amx(const QuantizedActivations& a, const ActPermute& pm
   }
 }
 
+// One step's tile work: the dots of the A tiles (tmm2, tmm3) and the B tiles
+// B0/B1 loaded from `b` into result tile C, stored to `dots`. A macro: the
+// tile numbers must be literals (GCC's intrinsics paste them into the asm).
+#define CACT_AMX_STEP(C, B0, B1, b, dots)     \
+  do {                                        \
+    _tile_loadd(B0, b, 64);                   \
+    _tile_loadd(B1, (b) + kActBlock / 2, 64); \
+    _tile_zero(C);                            \
+    _tile_dpbssd(C, 2, B0);                   \
+    _tile_dpbssd(C, 3, B1);                   \
+    _tile_stored(C, dots, 64);                \
+  } while (false)
+
 template <class D>
 void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act, const float* norms,
                  const float* scales, size_t scale_stride, uint32_t count, float cb_scale, uint32_t row_begin,
@@ -281,19 +294,9 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
         const int8_t* b = act + (size_t(vb) * groups + g) * kActBlock;
         int32_t* dots = cbuf + (s % 2) * kRows * kVecs;
         if (s % 2 == 0) {
-          _tile_loadd(4, b, 64);
-          _tile_loadd(5, b + kActBlock / 2, 64);
-          _tile_zero(0);
-          _tile_dpbssd(0, 2, 4);
-          _tile_dpbssd(0, 3, 5);
-          _tile_stored(0, dots, 64);
+          CACT_AMX_STEP(0, 4, 5, b, dots);
         } else {
-          _tile_loadd(6, b, 64);
-          _tile_loadd(7, b + kActBlock / 2, 64);
-          _tile_zero(1);
-          _tile_dpbssd(1, 2, 6);
-          _tile_dpbssd(1, 3, 7);
-          _tile_stored(1, dots, 64);
+          CACT_AMX_STEP(1, 6, 7, b, dots);
         }
         memory_barrier();  // (the asm has no memory operand either)
       }
@@ -312,6 +315,8 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
     }
   }
 }
+
+#undef CACT_AMX_STEP
 
 // The activations in the B-tile layout and their scales transposed, kept per
 // thread while the input keeps its version: q/k/v/gate, the three Phi products
