@@ -89,6 +89,7 @@ inline void transpose4(float32x4_t x[4]) {
 // is past them) gather its 8 halves in row order, converted in two halves.
 struct NarrowBlock {
   uint8x16_t index[kNormBlock];  // group g: bytes 2(r·groups + g), +1 for r = 0..7
+  uint8x16_t high[kNormBlock];   // index − 64: the same bytes in the upper four registers
 };
 
 inline NarrowBlock narrow_block(uint32_t groups) {
@@ -100,6 +101,7 @@ inline NarrowBlock narrow_block(uint32_t groups) {
       bytes[2 * r + 1] = uint8_t(2 * (r * groups + g) + 1);
     }
     b.index[g] = vld1q_u8(bytes);
+    b.high[g] = vsubq_u8(b.index[g], vdupq_n_u8(64));
   }
   return b;
 }
@@ -136,7 +138,7 @@ inline void narrow_block_norms(const uint8_t* p, uint32_t groups, const NarrowBl
   }
   for (uint32_t g = 0; g < groups; ++g, o += kNormBlock) {
     uint8x16_t h = vqtbl4q_u8(lo, b.index[g]);
-    if (groups > 4) h = vqtbx4q_u8(h, hi, vsubq_u8(b.index[g], vdupq_n_u8(64)));
+    if (groups > 4) h = vqtbx4q_u8(h, hi, b.high[g]);
     const float16x8_t f = vreinterpretq_f16_u8(h);
     vst1q_f32(o, vcvt_f32_f16(vget_low_f16(f)));
     vst1q_f32(o + 4, vcvt_high_f32_f16(f));
