@@ -85,6 +85,17 @@ struct MatmulScratch {
   SimdScratch call;  // per call: the row range's float norms (x86: and the row-lane tile)
 };
 
+// The kept input for `key`: as it is when it already holds key's input,
+// otherwise rewritten by fill(p), with no key valid while that runs.
+template <class Fill>
+const PreparedInput& keep_prepared(PreparedInput& p, const PreparedInputKey& key, Fill fill) {
+  if (key.reuses(p.key)) return p;
+  p.key = PreparedInputKey{};
+  fill(p);
+  p.key = key;
+  return p;
+}
+
 inline PreparedInputKey prepared_input_key(const QuantizedActivations& a, uint32_t bits_per_index) {
   PreparedInputKey key;
   key.version = a.version;

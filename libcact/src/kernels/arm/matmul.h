@@ -15,20 +15,17 @@ namespace neon {
 thread_local MatmulScratch tls_scratch;
 
 inline const PreparedInput& prepare_input(const QuantizedActivations& a, const PreparedInputKey& key) {
-  PreparedInput& p = tls_scratch.input;
-  if (key.reuses(p.key)) return p;
-  const uint32_t groups = key.in_pad / kG;
-  const size_t act_bytes = size_t(key.count) * key.in_pad;
-  const size_t scale_bytes = size_t(groups) * scale_stride(key.count) * sizeof(float);
-  p.key = PreparedInputKey{};  // (nothing valid while it is rewritten)
-  auto* base = static_cast<uint8_t*>(p.memory.get(round_up64(act_bytes) + scale_bytes));
-  p.act = reinterpret_cast<int8_t*>(base);
-  p.scales = reinterpret_cast<float*>(base + round_up64(act_bytes));
-  const PermuteIndices& pi = indices_for(key.bits_per_index);
-  for (size_t off = 0; off < act_bytes; off += kG) permute_group(pi, activation_q(a) + off, p.act + off);
-  transpose_scales(a, p.scales);
-  p.key = key;
-  return p;
+  return keep_prepared(tls_scratch.input, key, [&](PreparedInput& p) {
+    const uint32_t groups = key.in_pad / kG;
+    const size_t act_bytes = size_t(key.count) * key.in_pad;
+    const size_t scale_bytes = size_t(groups) * scale_stride(key.count) * sizeof(float);
+    auto* base = static_cast<uint8_t*>(p.memory.get(round_up64(act_bytes) + scale_bytes));
+    p.act = reinterpret_cast<int8_t*>(base);
+    p.scales = reinterpret_cast<float*>(base + round_up64(act_bytes));
+    const PermuteIndices& pi = indices_for(key.bits_per_index);
+    for (size_t off = 0; off < act_bytes; off += kG) permute_group(pi, activation_q(a) + off, p.act + off);
+    transpose_scales(a, p.scales);
+  });
 }
 
 template <bool kDotprod, class U>

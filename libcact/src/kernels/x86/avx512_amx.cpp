@@ -324,21 +324,17 @@ void matmul_rows(const codec::CqMatrix& w, const RowTables& t, const int8_t* act
 thread_local MatmulScratch tls_amx_scratch;
 
 const PreparedInput& prepare_input_amx(const QuantizedActivations& a, uint32_t bits_per_index) {
-  const PreparedInputKey key = prepared_input_key(a, bits_per_index);
-  PreparedInput& p = tls_amx_scratch.input;
-  if (key.reuses(p.key)) return p;
-  const uint32_t groups = a.in_pad / kG;
-  const uint32_t blocks = (a.count + kVecs - 1) / kVecs;
-  const size_t act_bytes = size_t(blocks) * groups * kActBlock;
-  const size_t scale_bytes = round_up64(size_t(groups) * scale_stride(a.count) * sizeof(float));
-  p.key = PreparedInputKey{};  // (nothing valid while it is rewritten)
-  auto* base = static_cast<uint8_t*>(p.memory.get(act_bytes + scale_bytes));
-  p.act = reinterpret_cast<int8_t*>(base);
-  p.scales = reinterpret_cast<float*>(base + act_bytes);
-  prepare_activations_amx(a, permute_for(bits_per_index), groups, p.act);
-  transpose_scales(a, p.scales);
-  p.key = key;
-  return p;
+  return keep_prepared(tls_amx_scratch.input, prepared_input_key(a, bits_per_index), [&](PreparedInput& p) {
+    const uint32_t groups = a.in_pad / kG;
+    const uint32_t blocks = (a.count + kVecs - 1) / kVecs;
+    const size_t act_bytes = size_t(blocks) * groups * kActBlock;
+    const size_t scale_bytes = round_up64(size_t(groups) * scale_stride(a.count) * sizeof(float));
+    auto* base = static_cast<uint8_t*>(p.memory.get(act_bytes + scale_bytes));
+    p.act = reinterpret_cast<int8_t*>(base);
+    p.scales = reinterpret_cast<float*>(base + act_bytes);
+    prepare_activations_amx(a, permute_for(bits_per_index), groups, p.act);
+    transpose_scales(a, p.scales);
+  });
 }
 
 void cq_matmul(const codec::CqMatrix& w, const Int8Codebook& cb, const QuantizedActivations& a, uint32_t row_begin,

@@ -82,9 +82,7 @@ void cq_matmul_width(CqMatmulJob& job, const int8_t table[16], uint32_t row_begi
 thread_local MatmulScratch tls_scratch;
 
 template <Dot kDot>
-const PreparedInput& prepare_input(const QuantizedActivations& a, const PreparedInputKey& key) {
-  PreparedInput& p = tls_scratch.input;
-  if (key.reuses(p.key)) return p;
+void fill_prepared_input(const QuantizedActivations& a, const PreparedInputKey& key, PreparedInput& p) {
   constexpr bool kAbs = kDot == Dot::kAvx2;
   // (the layouts only the 512-bit tiles use, constant elsewhere)
   constexpr bool k512 = kDot == Dot::kAvx512Vnni;
@@ -97,7 +95,6 @@ const PreparedInput& prepare_input(const QuantizedActivations& a, const Prepared
   // (+ 128: one vector's activations in the paired layout of cq_tile512_pairs fill an even number of groups)
   const size_t act_total = (kAbs ? 2 : 1) * round_up64(act_bytes + 128);
   const size_t blocks_bytes = round_up64(size_t(block_vectors) * in_pad);
-  p.key = PreparedInputKey{};  // (nothing valid while it is rewritten)
   auto* base = static_cast<uint8_t*>(p.memory.get(act_total + 2 * factor_bytes + blocks_bytes));
   int8_t* const act = p.act = reinterpret_cast<int8_t*>(base);
   uint8_t* const act_abs = p.act_abs = kAbs ? base + round_up64(act_bytes) : nullptr;
@@ -145,8 +142,11 @@ const PreparedInput& prepare_input(const QuantizedActivations& a, const Prepared
   } else {
     transpose_scales(a, scales);
   }
-  p.key = key;
-  return p;
+}
+
+template <Dot kDot>
+const PreparedInput& prepare_input(const QuantizedActivations& a, const PreparedInputKey& key) {
+  return keep_prepared(tls_scratch.input, key, [&](PreparedInput& p) { fill_prepared_input<kDot>(a, key, p); });
 }
 
 // `vbmi` (avx512-vbmi table only): the 1-vector CQ2 tiles look up with vpermb.
