@@ -213,6 +213,44 @@ TEST_CASE("hada_factor: float sums against the direct formula; skipped zero rows
   }
 }
 
+TEST_CASE("hada_factor in float: every output is one chain of fused multiply-adds in index order") {
+  // The contract every width and every tile (NEON's by-lane ones too) keeps:
+  // tmp[k][j] = fma chain over i of A[i][k]·W[i][j] from +0, then
+  // out[k][l] = fma chain over j of tmp[k][j]·B[j][l] from +0.
+  std::mt19937 rng(5);
+  struct Shape {
+    uint32_t ba, bb, rows_in, rows_out;
+  };
+  for (const Shape sh :
+       {Shape{32, 32, 0, 0}, Shape{32, 32, 24, 24}, Shape{8, 16, 5, 3}, Shape{12, 20, 0, 0}, Shape{16, 18, 13, 0}}) {
+    const uint32_t ba = sh.ba, bb = sh.bb, rin = sh.rows_in ? sh.rows_in : ba, rout = sh.rows_out ? sh.rows_out : ba;
+    auto w = random_vector(rng, ba * bb);
+    for (uint32_t i = rin * bb; i < ba * bb; ++i) w[i] = 0.0f;
+    const auto A = random_vector(rng, ba * ba);
+    const auto B = random_vector(rng, bb * bb);
+    std::vector<float> want_tmp(size_t(ba) * bb), want(size_t(ba) * bb);
+    for (uint32_t k = 0; k < rout; ++k) {
+      for (uint32_t j = 0; j < bb; ++j) {
+        float sum = 0.0f;
+        for (uint32_t i = 0; i < rin; ++i) sum = std::fma(A[i * ba + k], w[i * bb + j], sum);
+        want_tmp[k * bb + j] = sum;
+      }
+      for (uint32_t l = 0; l < bb; ++l) {
+        float sum = 0.0f;
+        for (uint32_t j = 0; j < bb; ++j) sum = std::fma(want_tmp[k * bb + j], B[j * bb + l], sum);
+        want[k * bb + l] = sum;
+      }
+    }
+    for (const VecIsa isa : widths()) {
+      INFO("ba " << ba << " bb " << bb << " rows " << rin << "/" << rout << " width " << int(isa));
+      std::vector<float> got(size_t(ba) * bb), tmp(size_t(ba) * bb);
+      hada_factor<float>(w.data(), A.data(), B.data(), ba, bb, false, got.data(), tmp.data(), nullptr, sh.rows_in,
+                         sh.rows_out, isa);
+      CHECK(std::memcmp(got.data(), want.data(), size_t(rout) * bb * sizeof(float)) == 0);
+    }
+  }
+}
+
 TEST_CASE("silu_approx against the double function") {
   double worst_silu = 0.0;
   for (int i = -870000; i <= 880000; i += 7) {

@@ -73,9 +73,82 @@ CACT_VEC_INLINE void gemm_tile(const Gemm& g, uint32_t k0, uint32_t j0) {
   }
 }
 
+#if defined(__aarch64__)
+// NEON tiles of 8 rows × 8 columns that take each multiplier from a lane of a
+// loaded vector (fmla by element) instead of loading it alone: the same fused
+// multiply-adds in the same order as gemm_tile, with a quarter of its
+// multiplier loads. The lane must be a literal, so the 8 rows are spelled out.
+template <int Lane>
+CACT_VEC_INLINE void fma_lane(float32x4_t (&acc)[2], float32x4_t x0, float32x4_t x1, float32x4_t a) {
+  acc[0] = vfmaq_laneq_f32(acc[0], x0, a, Lane);
+  acc[1] = vfmaq_laneq_f32(acc[1], x1, a, Lane);
+}
+CACT_VEC_INLINE void fma_rows(float32x4_t (&acc)[8][2], float32x4_t x0, float32x4_t x1, float32x4_t a0,
+                              float32x4_t a1) {
+  fma_lane<0>(acc[0], x0, x1, a0), fma_lane<1>(acc[1], x0, x1, a0);
+  fma_lane<2>(acc[2], x0, x1, a0), fma_lane<3>(acc[3], x0, x1, a0);
+  fma_lane<0>(acc[4], x0, x1, a1), fma_lane<1>(acc[5], x0, x1, a1);
+  fma_lane<2>(acc[6], x0, x1, a1), fma_lane<3>(acc[7], x0, x1, a1);
+}
+CACT_VEC_INLINE void store_rows(const float32x4_t (&acc)[8][2], float* out, size_t ok) {
+  for (uint32_t k = 0; k < 8; ++k, out += ok) vst1q_f32(out, acc[k][0]), vst1q_f32(out + 4, acc[k][1]);
+}
+// Rows k0 .. k0 + 7 of A contiguous (ak = 1): row i's 8 multipliers are two loads.
+// (Strides and pointers are copied out of g: stores through float* may alias it.)
+CACT_VEC_INLINE void gemm_tile_lanes(const Gemm& g, uint32_t k0, uint32_t j0) {
+  float32x4_t acc[8][2];
+  for (auto& row : acc) row[0] = row[1] = vdupq_n_f32(0.0f);
+  const float* x = g.X + j0;
+  const float* a = g.A + k0;
+  const size_t xi = g.xi, ai = g.ai;
+  for (uint32_t i = g.I; i > 0; --i, x += xi, a += ai) {
+    fma_rows(acc, vld1q_f32(x), vld1q_f32(x + 4), vld1q_f32(a), vld1q_f32(a + 4));
+  }
+  store_rows(acc, g.out + k0 * g.ok + j0, g.ok);
+}
+// Columns of A contiguous (ai = 1): four steps of i share one load per row,
+// and step i takes lane i mod 4 of each.
+template <int Lane>
+CACT_VEC_INLINE void step_lanes(float32x4_t (&acc)[8][2], const float* x, const float32x4_t (&a)[8]) {
+  const float32x4_t x0 = vld1q_f32(x), x1 = vld1q_f32(x + 4);
+  for (uint32_t k = 0; k < 8; ++k) fma_lane<Lane>(acc[k], x0, x1, a[k]);
+}
+CACT_VEC_INLINE void gemm_tile_lanes_t(const Gemm& g, uint32_t k0, uint32_t j0) {
+  float32x4_t acc[8][2];
+  for (auto& row : acc) row[0] = row[1] = vdupq_n_f32(0.0f);
+  const float* x = g.X + j0;
+  const float* a = g.A + k0 * g.ak;
+  const size_t xi = g.xi, ak = g.ak;
+  uint32_t i = 0;
+  for (; i + 4 <= g.I; i += 4, x += 4 * xi, a += 4) {
+    float32x4_t ak4[8];
+    for (uint32_t k = 0; k < 8; ++k) ak4[k] = vld1q_f32(a + k * ak);
+    step_lanes<0>(acc, x, ak4), step_lanes<1>(acc, x + xi, ak4);
+    step_lanes<2>(acc, x + 2 * xi, ak4), step_lanes<3>(acc, x + 3 * xi, ak4);
+  }
+  for (; i < g.I; ++i, x += xi, ++a) {
+    const float32x4_t x0 = vld1q_f32(x), x1 = vld1q_f32(x + 4);
+    for (uint32_t k = 0; k < 8; ++k) {
+      acc[k][0] = vfmaq_n_f32(acc[k][0], x0, a[k * ak]);
+      acc[k][1] = vfmaq_n_f32(acc[k][1], x1, a[k * ak]);
+    }
+  }
+  store_rows(acc, g.out + k0 * g.ok + j0, g.ok);
+}
+#endif
+
 template <typename T, uint32_t L, uint32_t KB>
 CACT_VEC_INLINE void gemm_rows(const Gemm& g, uint32_t k0) {
   uint32_t j0 = 0;
+#if defined(__aarch64__)
+  if constexpr (std::is_same_v<T, float> && L == 4 && KB == 8) {
+    if (g.ak == 1) {
+      for (; j0 + 2 * L <= g.J; j0 += 2 * L) gemm_tile_lanes(g, k0, j0);
+    } else if (g.ai == 1) {
+      for (; j0 + 2 * L <= g.J; j0 += 2 * L) gemm_tile_lanes_t(g, k0, j0);
+    }
+  }
+#endif
   for (; j0 + 2 * L <= g.J; j0 += 2 * L) gemm_tile<T, L, KB, 2>(g, k0, j0);
   for (; j0 + L <= g.J; j0 += L) gemm_tile<T, L, KB, 1>(g, k0, j0);
   for (; j0 < g.J; ++j0) gemm_tile<T, 1, KB, 1>(g, k0, j0);
