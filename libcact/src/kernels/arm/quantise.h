@@ -14,15 +14,19 @@ namespace neon {
 // the same stage order, the same scale, FCVTAS = round half away from zero
 // (std::lround), clamp to [-127, 127].
 
-inline float32x4_t butterfly(float32x4_t v, float32x4_t swapped, uint32x4_t upper) {
-  return vbslq_f32(upper, vsubq_f32(swapped, v), vaddq_f32(v, swapped));
+// One stage inside a register: `sign` is +1 on the lanes that hold the lower
+// element a of a pair (a, b) and -1 on the upper ones, so one fused
+// multiply-add gives partner + a = a + b and partner - b = a - b, each rounded
+// once as the scalar's add or subtract (v · ±1 is exact).
+inline float32x4_t butterfly(float32x4_t v, float32x4_t swapped, float32x4_t sign) {
+  return vfmaq_f32(swapped, v, sign);
 }
 
 // Unrolled whole, so that x stays in registers: as loops its indices are
 // variables, and every butterfly loads and stores its pair.
 inline void fwht128(float32x4_t x[32]) {
-  const uint32x4_t odd = {0, ~0u, 0, ~0u};
-  const uint32x4_t high = {0, 0, ~0u, ~0u};
+  const float32x4_t odd = {1.0f, -1.0f, 1.0f, -1.0f};
+  const float32x4_t high = {1.0f, 1.0f, -1.0f, -1.0f};
 #pragma GCC unroll 32
   for (int i = 0; i < 32; ++i) {
     float32x4_t v = x[i];
@@ -48,11 +52,12 @@ inline void fwht128(float32x4_t x[32]) {
   for (int i = 0; i < 32; ++i) x[i] = vmulq_f32(x[i], scale);
 }
 
+// Rounded and narrowed with saturation: to int16, then int8 ([-128, 127]);
+// the caller's max with -127 then gives the scalar's clamp to [-127, 127].
 inline int16x8_t round_pair(float32x4_t a, float32x4_t b, float32x4_t inv) {
-  const int32x4_t lo = vdupq_n_s32(-127), hi = vdupq_n_s32(127);
-  const int32x4_t qa = vminq_s32(vmaxq_s32(vcvtaq_s32_f32(vmulq_f32(a, inv)), lo), hi);
-  const int32x4_t qb = vminq_s32(vmaxq_s32(vcvtaq_s32_f32(vmulq_f32(b, inv)), lo), hi);
-  return vcombine_s16(vmovn_s32(qa), vmovn_s32(qb));
+  const int32x4_t qa = vcvtaq_s32_f32(vmulq_f32(a, inv));
+  const int32x4_t qb = vcvtaq_s32_f32(vmulq_f32(b, inv));
+  return vqmovn_high_s32(vqmovn_s32(qa), qb);
 }
 
 inline void quantize_group(const float* src, int8_t* q, float* scale_out) {
@@ -71,7 +76,7 @@ inline void quantize_group(const float* src, int8_t* q, float* scale_out) {
   for (int i = 0; i < 32; i += 4) {
     const int16x8_t ab = round_pair(x[i], x[i + 1], vinv);
     const int16x8_t cd = round_pair(x[i + 2], x[i + 3], vinv);
-    vst1q_s8(q + 4 * i, vcombine_s8(vmovn_s16(ab), vmovn_s16(cd)));
+    vst1q_s8(q + 4 * i, vmaxq_s8(vqmovn_high_s16(vqmovn_s16(ab), cd), vdupq_n_s8(-127)));
   }
   *scale_out = s;
 }
