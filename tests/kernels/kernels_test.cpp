@@ -246,6 +246,32 @@ TEST_CASE("quantize_activations: exact .5 ties round away from zero in every tab
   }
 }
 
+TEST_CASE("quantize_activations: groups whose scale's inverse overflows equal scalar in every table") {
+  // absmax in [~2e-43, ~4e-37]: the scale absmax/127 is a tiny subnormal whose
+  // inverse is +inf, so each value times it is +-inf, or NaN for a 0.
+  std::mt19937 rng(99);
+  std::vector<float> x(codec::kGroup * 6, 0.0f);
+  for (size_t g = 0; g < 6; ++g) {
+    const float magnitude = g < 3 ? 1e-38f : 1e-40f;
+    for (uint32_t i = 0; i < codec::kGroup; ++i) {
+      const uint32_t r = rng() % 4;  // a quarter stays 0
+      if (r != 0) x[g * codec::kGroup + i] = (r == 1 ? -1.0f : 1.0f) * magnitude * float(1 + rng() % 8);
+    }
+  }
+  x[5 * codec::kGroup] = 1e-40f;  // and one group with a single nonzero value
+  std::fill(x.begin() + 5 * codec::kGroup + 1, x.end(), 0.0f);
+  const uint32_t in = uint32_t(x.size());
+  QuantizedActivations want;
+  cact::kernels::scalar_kernels().quantize_activations(x.data(), in, 1, want);
+  for (const KernelTable* t : simd_tables()) {
+    INFO("table " << t->name);
+    QuantizedActivations got;
+    t->quantize_activations(x.data(), in, 1, got);
+    CHECK(std::memcmp(got.q.data(), want.q.data(), in) == 0);
+    CHECK(std::memcmp(got.scale.data(), want.scale.data(), 6 * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("quantize_activations: int8 range and per-group scale") {
   std::mt19937 rng(77);
   for (const KernelTable* t : cact::kernels::available_kernels()) {

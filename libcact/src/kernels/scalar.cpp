@@ -33,13 +33,12 @@ void quantize_group_scalar(float* rotated, uint32_t group, int8_t* q, float* sca
   codec::fwht(rotated, group);
   float absmax = 0.0f;
   for (uint32_t i = 0; i < group; ++i) absmax = std::max(absmax, std::fabs(rotated[i]));
-  const float s = absmax / 127.0f;
-  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+  const GroupScale gs = group_scale(absmax);
   for (uint32_t i = 0; i < group; ++i) {
-    const long v = std::lround(rotated[i] * inv);
+    const long v = gs.zero() ? 0 : std::lround(rotated[i] * gs.inv);
     q[i] = int8_t(std::clamp<long>(v, -127, 127));
   }
-  *scale = s;
+  *scale = gs.scale;
 }
 
 namespace {

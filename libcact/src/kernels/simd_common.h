@@ -28,6 +28,22 @@ namespace {
 
 constexpr uint32_t kSimdGroup = codec::kGroup;  // the SIMD paths handle group 128 only
 
+// The scale of an activation group (absmax of its rotated values / 127) and
+// its inverse. A group whose inverse is not a positive finite float (absmax 0,
+// infinite or NaN, or below ~3.7e-37 so that 1/scale overflows) quantises to
+// zeros with scale 0 in every table: otherwise its values times the inverse
+// would be infinite or NaN, which each table's rounding treats its own way.
+struct GroupScale {
+  float scale, inv;
+  bool zero() const { return inv == 0.0f; }
+};
+inline GroupScale group_scale(float absmax) {
+  const float s = absmax / 127.0f;
+  const float inv = 1.0f / s;
+  if (inv > 0.0f && inv <= 3.40282347e38f) return {s, inv};
+  return {0.0f, 0.0f};
+}
+
 // Per-thread scratch (permuted activations, per-tile factors): raw aligned
 // operator new, grows only.
 struct SimdScratch {

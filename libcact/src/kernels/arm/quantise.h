@@ -68,17 +68,18 @@ inline void quantize_group(const float* src, int8_t* q, float* scale_out) {
   float32x4_t m = vabsq_f32(x[0]);
 #pragma GCC unroll 32
   for (int i = 1; i < 32; ++i) m = vmaxq_f32(m, vabsq_f32(x[i]));
-  const float absmax = vmaxvq_f32(m);
-  const float s = absmax / 127.0f;
-  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
-  const float32x4_t vinv = vdupq_n_f32(inv);
+  const GroupScale gs = group_scale(vmaxvq_f32(m));
+  if (gs.zero()) {
+    for (float32x4_t& v : x) v = vdupq_n_f32(0.0f);
+  }
+  const float32x4_t vinv = vdupq_n_f32(gs.inv);
 #pragma GCC unroll 8
   for (int i = 0; i < 32; i += 4) {
     const int16x8_t ab = round_pair(x[i], x[i + 1], vinv);
     const int16x8_t cd = round_pair(x[i + 2], x[i + 3], vinv);
     vst1q_s8(q + 4 * i, vmaxq_s8(vqmovn_high_s16(vqmovn_s16(ab), cd), vdupq_n_s8(-127)));
   }
-  *scale_out = s;
+  *scale_out = gs.scale;
 }
 
 void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {

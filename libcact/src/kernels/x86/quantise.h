@@ -77,10 +77,11 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
   __m256 m = _mm256_andnot_ps(sign_bit, x[0]);
   for (int i = 1; i < 16; ++i) m = _mm256_max_ps(m, _mm256_andnot_ps(sign_bit, x[i]));
-  const float absmax = hmax(m);
-  const float s = absmax / 127.0f;
-  const float inv = s > 0.0f ? 1.0f / s : 0.0f;
-  const __m256 vinv = _mm256_set1_ps(inv);
+  const GroupScale gs = group_scale(hmax(m));
+  if (gs.zero()) {
+    for (__m256& v : x) v = _mm256_setzero_ps();
+  }
+  const __m256 vinv = _mm256_set1_ps(gs.inv);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   for (int i = 0; i < 16; i += 4) {
     const __m256i a = round_clamp(_mm256_mul_ps(x[i], vinv));
@@ -90,7 +91,7 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
     const __m256i abcd = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 8 * i), _mm256_permutevar8x32_epi32(abcd, order));
   }
-  *scale_out = s;
+  *scale_out = gs.scale;
 }
 
 [[maybe_unused]] void quantize_activations(const float* x, uint32_t in, uint32_t count, QuantizedActivations& out) {
@@ -181,6 +182,7 @@ void quantize_groups512(const float* const src[N], int8_t* const q[N], float* co
   for (int i = 0; i < 8 * N; ++i) x[i / 8][i % 8] = _mm512_loadu_ps(src[i / 8] + 16 * (i % 8));
   fwht_groups512<N>(x);
   __m512 vinv[N];
+  __mmask16 keep[N];  // none of a zero group's lanes (its values may be infinite or NaN)
   for (int n = 0; n < N; ++n) {
     __m512 m[8];
 #pragma GCC unroll 8
@@ -188,16 +190,15 @@ void quantize_groups512(const float* const src[N], int8_t* const q[N], float* co
     // max is exact in any order: a tree, not a chain of 8
     const __m512 m4 = _mm512_max_ps(_mm512_max_ps(_mm512_max_ps(m[0], m[1]), _mm512_max_ps(m[2], m[3])),
                                     _mm512_max_ps(_mm512_max_ps(m[4], m[5]), _mm512_max_ps(m[6], m[7])));
-    const float absmax = _mm512_reduce_max_ps(m4);
-    const float s = absmax / 127.0f;
-    const float inv = s > 0.0f ? 1.0f / s : 0.0f;
-    vinv[n] = _mm512_set1_ps(inv);
-    *scale_out[n] = s;
+    const GroupScale gs = group_scale(_mm512_reduce_max_ps(m4));
+    keep[n] = gs.zero() ? __mmask16(0) : __mmask16(0xFFFF);
+    vinv[n] = _mm512_set1_ps(gs.inv);
+    *scale_out[n] = gs.scale;
   }
 #pragma GCC unroll 24
   for (int i = 0; i < 8 * N; ++i) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(q[i / 8] + 16 * (i % 8)),
-                     _mm512_cvtepi32_epi8(round_clamp(_mm512_mul_ps(x[i / 8][i % 8], vinv[i / 8]))));
+                     _mm512_cvtepi32_epi8(round_clamp(_mm512_maskz_mul_ps(keep[i / 8], x[i / 8][i % 8], vinv[i / 8]))));
   }
 }
 
