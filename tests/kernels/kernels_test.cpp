@@ -197,6 +197,23 @@ TEST_CASE("quantize_activations: every table equals scalar bit for bit") {
   }
 }
 
+namespace {
+// Every SIMD table quantises x (one vector of whole groups) to the scalar
+// table's codes and scales, bit for bit.
+void check_tables_quantize_like_scalar(const std::vector<float>& x) {
+  const auto in = uint32_t(x.size());
+  QuantizedActivations want;
+  cact::kernels::scalar_kernels().quantize_activations(x.data(), in, 1, want);
+  for (const KernelTable* t : simd_tables()) {
+    INFO("table " << t->name);
+    QuantizedActivations got;
+    t->quantize_activations(x.data(), in, 1, got);
+    CHECK(std::memcmp(got.q.data(), want.q.data(), in) == 0);
+    CHECK(std::memcmp(got.scale.data(), want.scale.data(), want.groups() * sizeof(float)) == 0);
+  }
+}
+}  // namespace
+
 TEST_CASE("quantize_activations: exact .5 ties round away from zero in every table") {
   // Two-hot groups x0 = (A+B)/2, x1 = (A-B)/2 rotate to +-A/sqrt(128) and
   // +-B/sqrt(128) (exact butterflies: A = 64, B a multiple of 2^-17), so the
@@ -235,15 +252,7 @@ TEST_CASE("quantize_activations: exact .5 ties round away from zero in every tab
   }
   INFO(found << " groups with exact ties");
   REQUIRE(found >= 10);
-  const uint32_t in = codec::kGroup * uint32_t(found);
-  QuantizedActivations want;
-  cact::kernels::scalar_kernels().quantize_activations(ties.data(), in, 1, want);
-  for (const KernelTable* t : simd_tables()) {
-    INFO("table " << t->name);
-    QuantizedActivations got;
-    t->quantize_activations(ties.data(), in, 1, got);
-    CHECK(std::memcmp(got.q.data(), want.q.data(), in) == 0);
-  }
+  check_tables_quantize_like_scalar(ties);
 }
 
 TEST_CASE("quantize_activations: groups whose scale's inverse overflows equal scalar in every table") {
@@ -260,16 +269,7 @@ TEST_CASE("quantize_activations: groups whose scale's inverse overflows equal sc
   }
   x[5 * codec::kGroup] = 1e-40f;  // and one group with a single nonzero value
   std::fill(x.begin() + 5 * codec::kGroup + 1, x.end(), 0.0f);
-  const uint32_t in = uint32_t(x.size());
-  QuantizedActivations want;
-  cact::kernels::scalar_kernels().quantize_activations(x.data(), in, 1, want);
-  for (const KernelTable* t : simd_tables()) {
-    INFO("table " << t->name);
-    QuantizedActivations got;
-    t->quantize_activations(x.data(), in, 1, got);
-    CHECK(std::memcmp(got.q.data(), want.q.data(), in) == 0);
-    CHECK(std::memcmp(got.scale.data(), want.scale.data(), 6 * sizeof(float)) == 0);
-  }
+  check_tables_quantize_like_scalar(x);
 }
 
 TEST_CASE("quantize_activations: int8 range and per-group scale") {
