@@ -41,7 +41,7 @@ size_t Workspace::Engram::bytes() const {
 
 size_t Workspace::Mhc::bytes() const {
   size_t b = lanes_rms_prepared.bytes();
-  for (const auto* buf : {&lanes, &lanes_rms, &phi_pre, &phi_post, &phi_res, &hpre, &hpost, &mix, &block, &block_in}) {
+  for (const auto* buf : {&lanes, &phi_pre, &phi_post, &phi_res, &hpre, &hpost, &mix, &block, &block_in}) {
     b += cap_bytes(*buf);
   }
   return b;
@@ -49,8 +49,7 @@ size_t Workspace::Mhc::bytes() const {
 
 size_t Workspace::Attention::bytes() const {
   size_t b = input_prepared.bytes() + gated_prepared.bytes();
-  for (const auto* buf :
-       {&input, &rope_cos, &rope_sin, &q_window, &k_window, &v_window, &q, &k, &v, &gate, &gated, &out}) {
+  for (const auto* buf : {&rope_cos, &rope_sin, &q_window, &k_window, &v_window, &q, &k, &v, &gate, &gated, &out}) {
     b += cap_bytes(*buf);
   }
   for (const AttendScratch& s : scratch) b += s.bytes();
@@ -63,7 +62,7 @@ size_t Workspace::Mlp::bytes() const {
   return b;
 }
 
-size_t Workspace::Output::bytes() const { return cap_bytes(x) + x_prepared.bytes(); }
+size_t Workspace::Output::bytes() const { return x_prepared.bytes(); }
 
 size_t Workspace::Probe::bytes() const {
   size_t b = cap_bytes(cells);
@@ -145,15 +144,14 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   eg.tokens.assign(history_ + C, 0);
   eg.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
   eg.rows.assign(size_t(C) * g.E * g.sd, 0.0f);
-  linear_.reserve(eg.rows_prepared, g.E * g.sd, C);
+  linear_.reserve(eg.rows_prepared, g.E * g.sd, C, true);
   eg.key.assign(C * D, 0.0f);
   eg.value.assign(C * D, 0.0f);
   if (!sites_.empty()) eg.value_window.assign(sites_[0].value.spill_floats(), 0.0f);
 
   Workspace::Mhc& mhc = ws.mhc;
   mhc.lanes.assign(C * n * D, 0.0f);
-  mhc.lanes_rms.assign(C * n * D, 0.0f);
-  linear_.reserve(mhc.lanes_rms_prepared, g.n * g.D, C);
+  linear_.reserve(mhc.lanes_rms_prepared, g.n * g.D, C, true);
   mhc.phi_pre.assign(C * L * n, 0.0f);
   mhc.phi_post.assign(C * L * n, 0.0f);
   mhc.phi_res.assign(C * L * n * n, 0.0f);
@@ -164,8 +162,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   mhc.block_in.assign(C * D, 0.0f);
 
   Workspace::Attention& att = ws.attention;
-  att.input.assign(C * D, 0.0f);
-  linear_.reserve(att.input_prepared, g.D, C);
+  linear_.reserve(att.input_prepared, g.D, C, true);
   att.rope_cos.assign(size_t(C) * g.dq / 2, 0.0f);
   att.rope_sin.assign(size_t(C) * g.dq / 2, 0.0f);
   if (g.T > 0) {
@@ -188,8 +185,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   ws.mlp.scratch.resize(T);
   for (HadaScratch& h : ws.mlp.scratch) h.reserve(g.N, kMlpBlock);
 
-  ws.output.x.assign(C * D, 0.0f);
-  linear_.reserve(ws.output.x_prepared, g.D, C);
+  linear_.reserve(ws.output.x_prepared, g.D, C, true);
 
   const size_t backlog_cells = pools_.empty() ? 0 : size_t(kHeadBatch) * (L + 1) * D;
   const size_t chunk_cells = size_t(C) * (keep_cells_ ? L + 1 : std::min<size_t>(L + 1, kFoldRows)) * D;
@@ -349,9 +345,8 @@ void Forward::run(const int32_t* tokens, uint32_t count, float* all_logits, std:
   // x = final_norm(mean of lanes) (= the last cell); logits = embedding[0:out_rows] · x.
   const uint32_t first = all_logits != nullptr ? 0 : count - 1;
   Workspace::Output& out = ws.output;
-  linear_.load(out.x_prepared, out.x.data() + size_t(first) * D, g.D, count - first, [&](uint32_t i, uint32_t) {
-    const size_t c = first + i;
-    zc_norm(int8_numerics_, cell(c, L), w.final_norm.data(), D, out.x.data() + c * D);
+  linear_.load(out.x_prepared, g.D, count - first, [&](uint32_t i, uint32_t, float* dst) {
+    zc_norm(int8_numerics_, cell(first + i, L), w.final_norm.data(), D, dst);
   });
   // Straight into the caller's rows, or into last_logits_ (no chunk-sized
   // logits buffer: 32 KiB per token of max_chunk on needle3).
@@ -408,9 +403,8 @@ void Forward::layer(uint32_t l, uint32_t count) {
   ThreadPool& pool = *pool_;
   const bool engram_launched = lw.site >= 0 && engram_task_.site == lw.site;
   if (lw.site >= 0 && !engram_launched) engram_prefetch(w.sites[uint32_t(lw.site)], g, eg.slots.data(), count);
-  linear_.load(mhc.lanes_rms_prepared, mhc.lanes_rms.data(), uint32_t(nD), count, [&](uint32_t c, uint32_t) {
-    rms(int8_numerics_, mhc.lanes.data() + c * nD, nD, mhc.lanes_rms.data() + c * nD);
-  });
+  linear_.load(mhc.lanes_rms_prepared, uint32_t(nD), count,
+               [&](uint32_t c, uint32_t, float* dst) { rms(int8_numerics_, mhc.lanes.data() + c * nD, nD, dst); });
   const auto ln = uint32_t(l * n), lnn = uint32_t(l * n * n);
   linear_.apply_small(mhc.lanes_rms_prepared,
                       {{&w.phi_pre, ln, ln + uint32_t(n), mhc.phi_pre.data(), L * n},
@@ -444,13 +438,13 @@ void Forward::layer(uint32_t l, uint32_t count) {
   // (At a site, each token's value conv row is computed here too, on the pool.)
   CausalConv* conv = lw.site >= 0 ? &sites_[uint32_t(lw.site)].value : nullptr;
   const float* taps = lw.site >= 0 ? w.sites[uint32_t(lw.site)].taps.data() : nullptr;
-  linear_.load(att.input_prepared, att.input.data(), g.D, count, [&](uint32_t c, uint32_t) {
+  linear_.load(att.input_prepared, g.D, count, [&](uint32_t c, uint32_t, float* dst) {
     float* u = mhc.block.data() + c * D;
     if (conv != nullptr) {
       conv->rows(taps, c, 0, g.D, eg.value.data() + c * D);
       engram_update(u, eg.key.data() + c * D, eg.value.data() + c * D, g.D);
     }
-    zc_norm(int8_numerics_, u, lw.norm_in.data(), D, att.input.data() + c * D);
+    zc_norm(int8_numerics_, u, lw.norm_in.data(), D, dst);
   });
   if (conv != nullptr) conv->slide(count);
   attention(l, count);
@@ -506,19 +500,19 @@ void Forward::engram(uint32_t site, uint32_t count, bool here) {
   const SiteWeights& sw = w.sites[site];
   Workspace::Engram& ws = ws_.engram;
   const size_t D = g.D, width = size_t(g.E) * g.sd;
-  const auto gather = [&](uint32_t c, uint32_t) {
-    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, ws.rows.data() + c * width);
+  const auto gather = [&](uint32_t c, uint32_t, float* dst) {
+    engram_gather(sw, g, ws.slots.data() + size_t(c) * g.E, linear_, dst);
   };
   // The value conv's rows are computed by layer() (with the per-token norm).
   const LinearJob key{&sw.key_proj, 0, sw.key_proj.out, ws.key.data(), D};
   const LinearJob value{&sw.value_proj, 0, sw.value_proj.out, sites_[site].value.input(count, ws.value_window.data()),
                         D};
   if (!here) {
-    linear_.load(ws.rows_prepared, ws.rows.data(), uint32_t(width), count, gather);
+    linear_.load(ws.rows_prepared, uint32_t(width), count, gather);
     linear_.apply_many(ws.rows_prepared, {key, value});
     return;
   }
-  for (uint32_t c = 0; c < count; ++c) gather(c, 0);
+  for (uint32_t c = 0; c < count; ++c) gather(c, 0, ws.rows.data() + c * width);
   linear_.load_here(ws.rows_prepared, ws.rows.data(), uint32_t(width), count);
   for (const LinearJob& j : {key, value}) {
     linear_.apply_here(ws.rows_prepared, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);

@@ -54,7 +54,7 @@ struct Workspace {
   struct Engram {
     std::vector<int32_t> tokens;      // [max(order)-1 history | chunk] token ids
     std::vector<int32_t> slots;       // [C][E] table row per table; -1: switched off
-    std::vector<float> rows;          // e: the picked table rows, E·sd
+    std::vector<float> rows;          // e: the picked table rows, E·sd (an engram run on one thread)
     LinearInput rows_prepared;        // e, for key_proj and value_proj
     std::vector<float> key;           // k = key_proj · e, D
     std::vector<float> value_window;  // a site's value conv runs a long chunk here (CausalConv::input)
@@ -64,8 +64,7 @@ struct Workspace {
   // mHC around every block (step 3): the n lanes and the coefficients of layer l.
   struct Mhc {
     std::vector<float> lanes;        // X[0..n-1], n·D
-    std::vector<float> lanes_rms;    // nx = rms(concat X), n·D
-    LinearInput lanes_rms_prepared;  // nx, for the three Φ products
+    LinearInput lanes_rms_prepared;  // nx = rms(concat X), n·D, for the three Φ products
     std::vector<float> phi_pre;      // Φpre nx of every layer, L·n
     std::vector<float> phi_post;     // Φpost nx of every layer, L·n
     std::vector<float> phi_res;      // Φres nx of every layer, L·n·n
@@ -77,8 +76,7 @@ struct Workspace {
   };
   // Attention_l(a).
   struct Attention {
-    std::vector<float> input;               // a = norm(u; norm_in), D
-    LinearInput input_prepared;             // a, for q/k/v/gate_proj
+    LinearInput input_prepared;             // a = norm(u; norm_in), D, for q/k/v/gate_proj
     std::vector<float> rope_cos, rope_sin;  // cos, sin of t·f_i, dq/2
     // The window a layer's q, k, v taps run a long chunk in (history + C rows of
     // q_proj a, k_proj a, v_proj a): one for all layers (CausalConv::input).
@@ -101,8 +99,7 @@ struct Workspace {
   };
   // Step 4: the logits' input.
   struct Output {
-    std::vector<float> x;    // final_norm(mean X), D
-    LinearInput x_prepared;  // x, for the tied head
+    LinearInput x_prepared;  // x = final_norm(mean X), D, for the tied head
     size_t bytes() const;
   };
   // Probe heads: what they fold (HeadPool::add_row).

@@ -10,13 +10,17 @@ namespace cact::engine {
 Linear::Linear(const Weights& w, Numerics numerics, const kernels::KernelTable& kernels)
     : w_(&w), numerics_(numerics), kernels_(&kernels) {}
 
-void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
+void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count, bool prologue) {
   if (numerics_ == Numerics::int8) {
     const uint32_t in_pad = codec::padded_in(max_in, codec::kGroup);
     input.q.q.resize(size_t(in_pad) * max_count);
     input.q.scale.resize(size_t(in_pad / codec::kGroup) * max_count);
     // Per-thread parts of a split load (load): at most ceil(max_count / threads) vectors each.
     const uint32_t per = (max_count + uint32_t(parts_.size()) - 1) / uint32_t(parts_.size());
+    for (std::vector<float>& scratch : prep_scratch_) {
+      const size_t floats = size_t(streamed_block(max_in)) * max_in;
+      if (scratch.size() < floats) scratch.resize(floats);
+    }
     for (kernels::QuantizedActivations& part : parts_) {
       if (part.q.size() < size_t(in_pad) * per) part.q.resize(size_t(in_pad) * per);
       if (part.scale.size() < size_t(in_pad / codec::kGroup) * per)
@@ -24,12 +28,14 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count) {
     }
   } else {
     reserve_dense_row(max_in);  // the int8 numerics never use it (rows go through the kernel table)
+    if (prologue && input.floats.size() < size_t(max_in) * max_count) input.floats.resize(size_t(max_in) * max_count);
   }
 }
 
 void Linear::set_pool(ThreadPool* pool) {
   pool_ = pool;
   parts_.resize(pool != nullptr ? pool->size() : 1);
+  prep_scratch_.resize(parts_.size());
 }
 
 void Linear::reserve_dense_row(uint32_t max_in) {
@@ -62,14 +68,51 @@ void Linear::prepare_split(LinearInput& input, const float* x, uint32_t in, uint
   q.mark_written();  // (the parts are all written before a product reads them)
 }
 
-void Linear::load_part(LinearInput& input, uint32_t v0, uint32_t v1, uint32_t thread) {
+void Linear::load_part(LinearInput& input, const float* first, uint32_t v0, uint32_t v1, uint32_t thread) {
   if (v0 >= v1 || numerics_ != Numerics::int8) return;
   kernels::QuantizedActivations& q = input.q;
   const size_t in_pad = q.in_pad, groups = q.groups();
   kernels::QuantizedActivations& part = parts_[thread];
-  kernels_->quantize_activations(input.x + size_t(v0) * input.in, input.in, v1 - v0, part);
+  kernels_->quantize_activations(first, input.in, v1 - v0, part);
   std::memcpy(q.q.data() + v0 * in_pad, part.q.data(), (v1 - v0) * in_pad);
   std::memcpy(q.scale.data() + v0 * groups, part.scale.data(), (v1 - v0) * groups * sizeof(float));
+}
+
+void Linear::load_with_prologue(LinearInput& input, uint32_t in, uint32_t count, const void* fn, Prologue call) {
+  const bool streamed = numerics_ == Numerics::int8;
+  float* const x = streamed ? nullptr : input.floats.data();
+  if (!streamed && input.floats.size() < size_t(in) * count) {
+    fail("internal: a load with a prologue into an input reserved without one");
+  }
+  prepare_split(input, x, in, count);
+  const uint32_t parts = split_parts(in, count);
+  const uint32_t per = (count + parts - 1) / parts;
+  const auto part = [&](uint32_t p, uint32_t t) {
+    const uint32_t v0 = p * per, v1 = std::min(count, v0 + per);
+    const uint32_t block = streamed ? streamed_block(in) : v1 - v0;
+    for (uint32_t b0 = v0; b0 < v1; b0 += block) {
+      const uint32_t b1 = std::min(v1, b0 + block);
+      float* const first = streamed ? prep_scratch_[t].data() : x + size_t(b0) * in;
+      for (uint32_t v = b0; v < b1; ++v) call(fn, v, t, first + size_t(v - b0) * in);
+      load_part(input, first, b0, b1, t);  // (the reference numerics: nothing to quantise)
+    }
+  };
+  if (parts <= 1) {
+    part(0, 0);
+  } else {
+    pool_->run(parts, part);
+  }
+}
+
+void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
+  const uint32_t parts = split_parts(in, count);
+  if (parts <= 1) return load_here(input, x, in, count);
+  prepare_split(input, x, in, count);
+  const uint32_t per = (count + parts - 1) / parts;
+  pool_->run(parts, [&](uint32_t p, uint32_t t) {
+    const uint32_t v0 = p * per, v1 = std::min(count, v0 + per);
+    load_part(input, x + size_t(v0) * in, v0, v1, t);
+  });
 }
 
 void Linear::load_here(LinearInput& input, const float* x, uint32_t in, uint32_t count) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 #include "cact/codec.h"
@@ -25,8 +26,9 @@ namespace cact::engine {
 struct LinearInput {
   kernels::QuantizedActivations q;  // int8 numerics
   const float* x = nullptr;         // reference numerics (caller keeps it alive)
+  std::vector<float> floats;        // reference numerics: a prologue's vectors (x then points here)
   uint32_t in = 0, count = 0;
-  size_t bytes() const { return q.q.capacity() + q.scale.capacity() * sizeof(float); }
+  size_t bytes() const { return q.q.capacity() + (q.scale.capacity() + floats.capacity()) * sizeof(float); }
 };
 
 // One product of a batch: rows [row_begin, row_end) of m into y (see apply).
@@ -42,28 +44,22 @@ class Linear {
   Linear(const Weights& w, Numerics numerics, const kernels::KernelTable& kernels);
   // Split int8 products by row range over this pool (nullptr: one thread).
   void set_pool(ThreadPool* pool);
-  // Size scratch so that inputs up to max_in wide and max_count vectors never allocate.
-  void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count);
-  void load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
-    load(input, x, in, count, [](uint32_t, uint32_t) {});
-  }
-  // load() with a per-vector prologue: prep(v, thread) writes vector v of x
-  // (on any pool thread, before that vector is quantised), so a per-token
-  // stage and the quantisation of its output share one pool job.
+  // Size scratch so that inputs up to max_in wide and max_count vectors never
+  // allocate (`prologue`: also the loads that take one, below).
+  void reserve(LinearInput& input, uint32_t max_in, uint32_t max_count, bool prologue = false);
+  void load(LinearInput& input, const float* x, uint32_t in, uint32_t count);
+  // load() of vectors that a per-vector prologue writes: prep(v, thread, dst)
+  // writes vector v to dst (on any pool thread), so a per-token stage and the
+  // quantisation of its output share one pool job. In the int8 numerics dst
+  // is the thread's small scratch, quantised while it is still in L1: a
+  // chunk's floats never go out to L2 and back. In the reference numerics it
+  // is vector v of input.floats (reserved with `prologue`), which the
+  // products then read.
   template <typename F>
-  void load(LinearInput& input, const float* x, uint32_t in, uint32_t count, F&& prep) {
-    const uint32_t parts = split_parts(in, count);
-    if (parts <= 1) {
-      for (uint32_t v = 0; v < count; ++v) prep(v, 0u);
-      load_here(input, x, in, count);
-      return;
-    }
-    prepare_split(input, x, in, count);
-    const uint32_t per = (count + parts - 1) / parts;
-    pool_->run(parts, [&](uint32_t p, uint32_t t) {
-      const uint32_t v0 = p * per, v1 = std::min(count, v0 + per);
-      for (uint32_t v = v0; v < v1; ++v) prep(v, t);
-      load_part(input, v0, v1, t);
+  void load(LinearInput& input, uint32_t in, uint32_t count, F&& prep) {
+    using Fn = std::remove_reference_t<F>;
+    load_with_prologue(input, in, count, &prep, [](const void* fn, uint32_t v, uint32_t thread, float* dst) {
+      (*static_cast<const Fn*>(fn))(v, thread, dst);
     });
   }
   // load / apply on the calling thread only (for use inside a pool task; the
@@ -93,7 +89,14 @@ class Linear {
   // Parts of a load split over the pool (1: on the caller).
   uint32_t split_parts(uint32_t in, uint32_t count) const;
   void prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count);
-  void load_part(LinearInput& input, uint32_t v0, uint32_t v1, uint32_t thread);
+  // load() with a prologue, compiled once: `call(fn, v, thread, dst)` runs it.
+  using Prologue = void (*)(const void* fn, uint32_t v, uint32_t thread, float* dst);
+  void load_with_prologue(LinearInput& input, uint32_t in, uint32_t count, const void* fn, Prologue call);
+  // Quantises v1 − v0 vectors from `first` into input's vectors [v0, v1).
+  void load_part(LinearInput& input, const float* first, uint32_t v0, uint32_t v1, uint32_t thread);
+  // Vectors of `in` floats that a thread's prologue writes before they are quantised.
+  static uint32_t streamed_block(uint32_t in) { return std::max(1u, kStreamedFloats / in); }
+  static constexpr uint32_t kStreamedFloats = 4096;  // 16 KiB: a third of L1
   // Size the reference numerics' dense row (apply_here) for inputs up to max_in wide.
   void reserve_dense_row(uint32_t max_in);
   const Weights* w_;
@@ -102,6 +105,7 @@ class Linear {
   ThreadPool* pool_ = nullptr;
   std::vector<float> dense_;                             // one dequantised row (reference apply)
   std::vector<kernels::QuantizedActivations> parts_{1};  // per pool thread: one part of a split load
+  std::vector<std::vector<float>> prep_scratch_{1};      // per pool thread: a streamed load's prologue output
 };
 
 }  // namespace cact::engine

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace cact::engine {
@@ -41,9 +42,10 @@ class ThreadPool {
       for (uint32_t t = 0; t < tasks; ++t) fn(t, 0u);
       return;
     }
-    const Call call = [](void* ctx, uint32_t task, uint32_t thread) { (*static_cast<F*>(ctx))(task, thread); };
+    using Fn = std::remove_reference_t<F>;  // (a const lambda too: its call operator is const)
+    const Call call = [](void* ctx, uint32_t task, uint32_t thread) { (*static_cast<Fn*>(ctx))(task, thread); };
     for (uint32_t base = 0; base < tasks; base += kMaxTasks) {  // jobs of at most kMaxTasks tasks
-      dispatch(base, std::min(tasks - base, kMaxTasks), call, static_cast<void*>(&fn));
+      dispatch(base, std::min(tasks - base, kMaxTasks), call, const_cast<void*>(static_cast<const void*>(&fn)));
     }
   }
 

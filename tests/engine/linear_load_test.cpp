@@ -1,0 +1,79 @@
+// Linear::load with a prologue: in the int8 numerics the prologue writes into
+// a per-thread scratch that is quantised block by block, never into a
+// chunk-sized buffer. Whatever the width, the count and the threads, the
+// prepared input must equal one quantisation of all the vectors at once, and
+// the prologue must run once per vector.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "cact/engine.h"
+#include "engine/linear.h"
+#include "engine/pool.h"
+#include "engine/weights.h"
+#include "random_vector.h"
+#include "support/test_paths.h"
+
+using cact::engine::Linear;
+using cact::engine::LinearInput;
+using cact::engine::ThreadPool;
+using cact::engine::weights_of;
+using cact::test::random_vector;
+
+namespace {
+
+// Widths around the scratch's block (kStreamedFloats floats): many vectors
+// per block, one, and one wider than the block; tails of a 128-group too.
+constexpr uint32_t kWidths[] = {100, 768, 3072, 4096, 5000};
+
+}  // namespace
+
+TEST_CASE("linear: a load with a prologue prepares what one load of the same floats does") {
+  const cact::Model model = cact::Model::open(cact::test::models_dir() / "license-tiny.cact");
+  for (const cact::Numerics numerics : {cact::Numerics::int8, cact::Numerics::reference}) {
+    CAPTURE(int(numerics));
+    cact::EngineOptions options;
+    options.numerics = numerics;
+    const cact::Engine engine(model, options);
+    for (const uint32_t threads : {1u, 2u, 3u}) {
+      CAPTURE(threads);
+      ThreadPool pool(threads);
+      for (const uint32_t in : kWidths) {
+        for (const uint32_t count : {1u, 7u, 48u}) {
+          CAPTURE(in);
+          CAPTURE(count);
+          std::mt19937 rng(in * 31 + count);
+          const std::vector<float> x = random_vector(rng, size_t(in) * count);
+          Linear linear(weights_of(engine), numerics, engine.kernels());
+          linear.set_pool(&pool);
+          LinearInput streamed, whole;
+          linear.reserve(streamed, in, count, true);
+          linear.reserve(whole, in, count);
+          std::vector<std::atomic<int>> calls(count);
+          linear.load(streamed, in, count, [&](uint32_t v, uint32_t thread, float* dst) {
+            CHECK(thread < pool.size());
+            calls[v].fetch_add(1);
+            std::memcpy(dst, x.data() + size_t(v) * in, in * sizeof(float));
+          });
+          for (const std::atomic<int>& c : calls) CHECK(c.load() == 1);
+          linear.load(whole, x.data(), in, count);
+          REQUIRE(streamed.count == count);
+          REQUIRE(streamed.in == in);
+          if (numerics == cact::Numerics::int8) {
+            const size_t q_bytes = size_t(whole.q.in_pad) * count, scales = size_t(whole.q.groups()) * count;
+            CHECK(streamed.q.in_pad == whole.q.in_pad);
+            CHECK(std::memcmp(streamed.q.q.data(), whole.q.q.data(), q_bytes) == 0);
+            CHECK(std::memcmp(streamed.q.scale.data(), whole.q.scale.data(), scales * sizeof(float)) == 0);
+            CHECK(streamed.q.version != whole.q.version);
+          } else {
+            CHECK(std::memcmp(streamed.x, x.data(), x.size() * sizeof(float)) == 0);
+          }
+        }
+      }
+    }
+  }
+}
