@@ -5,6 +5,7 @@
 // std:: template another translation unit could also instantiate: the linker
 // keeps one copy of a weak symbol, and an ISA-flagged copy must never be the
 // one the scalar path calls. See docs/KERNELS.md "Dispatch".
+#include <cfloat>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -40,7 +41,7 @@ struct GroupScale {
 inline GroupScale group_scale(float absmax) {
   const float s = absmax / 127.0f;
   const float inv = 1.0f / s;
-  if (inv > 0.0f && inv <= 3.40282347e38f) return {s, inv};
+  if (inv > 0.0f && inv <= FLT_MAX) return {s, inv};
   return {0.0f, 0.0f};
 }
 
