@@ -71,6 +71,10 @@ void Linear::prepare_split(LinearInput& input, const float* x, uint32_t in, uint
 void Linear::load_part(LinearInput& input, const float* first, uint32_t v0, uint32_t v1, uint32_t thread) {
   if (v0 >= v1 || numerics_ != Numerics::int8) return;
   kernels::QuantizedActivations& q = input.q;
+  if (v0 == 0 && v1 == q.count) {  // the whole input (a decode step): no copy
+    kernels_->quantize_activations(first, input.in, v1, q);
+    return;
+  }
   const size_t in_pad = q.in_pad, groups = q.groups();
   kernels::QuantizedActivations& part = parts_[thread];
   kernels_->quantize_activations(first, input.in, v1 - v0, part);
