@@ -143,7 +143,7 @@ Forward::Forward(const Engine& engine, const SessionOptions& options)
   Workspace::Engram& eg = ws.engram;
   eg.tokens.assign(history_ + C, 0);
   eg.slots.assign(size_t(C) * std::max<uint32_t>(g.E, 1), -1);
-  eg.rows.assign(size_t(C) * g.E * g.sd, 0.0f);
+  eg.rows.assign(size_t(g.E) * g.sd, 0.0f);  // one token: only a decode step runs engram() `here`
   linear_.reserve(eg.rows_prepared, g.E * g.sd, C, true);
   eg.key.assign(C * D, 0.0f);
   eg.value.assign(C * D, 0.0f);
@@ -512,8 +512,8 @@ void Forward::engram(uint32_t site, uint32_t count, bool here) {
     linear_.apply_many(ws.rows_prepared, {key, value});
     return;
   }
-  for (uint32_t c = 0; c < count; ++c) gather(c, 0, ws.rows.data() + c * width);
-  linear_.load_here(ws.rows_prepared, ws.rows.data(), uint32_t(width), count);
+  gather(0, 0, ws.rows.data());
+  linear_.load_here(ws.rows_prepared, ws.rows.data(), uint32_t(width), 1);
   for (const LinearJob& j : {key, value}) {
     linear_.apply_here(ws.rows_prepared, *j.m, j.row_begin, j.row_end, j.y, j.y_stride);
   }

@@ -54,7 +54,7 @@ struct Workspace {
   struct Engram {
     std::vector<int32_t> tokens;      // [max(order)-1 history | chunk] token ids
     std::vector<int32_t> slots;       // [C][E] table row per table; -1: switched off
-    std::vector<float> rows;          // e: the picked table rows, E·sd (an engram run on one thread)
+    std::vector<float> rows;          // e: one token's picked table rows, E·sd (a background decode step)
     LinearInput rows_prepared;        // e, for key_proj and value_proj
     std::vector<float> key;           // k = key_proj · e, D
     std::vector<float> value_window;  // a site's value conv runs a long chunk here (CausalConv::input)
@@ -152,7 +152,7 @@ class Forward {
 
  private:
   void layer(uint32_t l, uint32_t count);
-  // here: on the calling thread only (a background task), no pool jobs.
+  // here: one token (count 1) on the calling thread only (a decode step's background task), no pool jobs.
   void engram(uint32_t site, uint32_t count, bool here = false);
   // A decode step (one token, int8 numerics, two threads or more) computes a
   // site's engram rows and projections, which depend on the tokens only, as

@@ -17,9 +17,10 @@ void Linear::reserve(LinearInput& input, uint32_t max_in, uint32_t max_count, bo
     input.q.scale.resize(size_t(in_pad / codec::kGroup) * max_count);
     // Per-thread parts of a split load (load): at most ceil(max_count / threads) vectors each.
     const uint32_t per = (max_count + uint32_t(parts_.size()) - 1) / uint32_t(parts_.size());
+    // A block of vectors up to max_in wide is at most this many floats (streamed_block).
+    const size_t floats = std::max(kStreamedFloats, max_in);
     for (std::vector<float>& scratch : prep_scratch_) {
-      const size_t floats = size_t(streamed_block(max_in)) * max_in;
-      if (scratch.size() < floats) scratch.resize(floats);
+      if (prologue && scratch.size() < floats) scratch.resize(floats);
     }
     for (kernels::QuantizedActivations& part : parts_) {
       if (part.q.size() < size_t(in_pad) * per) part.q.resize(size_t(in_pad) * per);
@@ -46,11 +47,12 @@ void Linear::reserve_dense_row(uint32_t max_in) {
 // Vectors are quantised independently: a batch splits by vectors over the
 // pool (each part into its thread's scratch, then copied into place), so the
 // bits do not depend on the split. Small batches stay on the caller.
-uint32_t Linear::split_parts(uint32_t in, uint32_t count) const {
-  if (pool_ == nullptr || pool_->size() == 1 || uint64_t(count) * in < 8192) return 1;
+Linear::Split Linear::split(uint32_t in, uint32_t count) const {
   // Several parts per thread: the pool hands them out as threads free up, so a
   // thread that starts late or runs slower does not hold the other one up.
-  return std::min(pool_->size() * kPartsPerThread, count);
+  const bool one = pool_ == nullptr || pool_->size() == 1 || uint64_t(count) * in < 8192;
+  const uint32_t parts = one ? 1 : std::min(pool_->size() * kPartsPerThread, count);
+  return {parts, (count + parts - 1) / parts, count};
 }
 
 void Linear::prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
@@ -85,14 +87,15 @@ void Linear::load_part(LinearInput& input, const float* first, uint32_t v0, uint
 void Linear::load_with_prologue(LinearInput& input, uint32_t in, uint32_t count, const void* fn, Prologue call) {
   const bool streamed = numerics_ == Numerics::int8;
   float* const x = streamed ? nullptr : input.floats.data();
-  if (!streamed && input.floats.size() < size_t(in) * count) {
-    fail("internal: a load with a prologue into an input reserved without one");
-  }
+  const size_t need = streamed ? size_t(streamed_block(in)) * in : size_t(in) * count;
+  const bool reserved = streamed ? std::all_of(prep_scratch_.begin(), prep_scratch_.end(),
+                                               [&](const std::vector<float>& s) { return s.size() >= need; })
+                                 : input.floats.size() >= need;
+  if (!reserved) fail("internal: a load with a prologue wider than its reserve (reserve with `prologue`)");
   prepare_split(input, x, in, count);
-  const uint32_t parts = split_parts(in, count);
-  const uint32_t per = (count + parts - 1) / parts;
+  const Split s = split(in, count);
   const auto part = [&](uint32_t p, uint32_t t) {
-    const uint32_t v0 = p * per, v1 = std::min(count, v0 + per);
+    const uint32_t v0 = s.begin(p), v1 = s.end(p);
     const uint32_t block = streamed ? streamed_block(in) : v1 - v0;
     for (uint32_t b0 = v0; b0 < v1; b0 += block) {
       const uint32_t b1 = std::min(v1, b0 + block);
@@ -101,22 +104,19 @@ void Linear::load_with_prologue(LinearInput& input, uint32_t in, uint32_t count,
       load_part(input, first, b0, b1, t);  // (the reference numerics: nothing to quantise)
     }
   };
-  if (parts <= 1) {
+  if (s.parts <= 1) {
     part(0, 0);
   } else {
-    pool_->run(parts, part);
+    pool_->run(s.parts, part);
   }
 }
 
 void Linear::load(LinearInput& input, const float* x, uint32_t in, uint32_t count) {
-  const uint32_t parts = split_parts(in, count);
-  if (parts <= 1) return load_here(input, x, in, count);
+  const Split s = split(in, count);
+  if (s.parts <= 1) return load_here(input, x, in, count);
   prepare_split(input, x, in, count);
-  const uint32_t per = (count + parts - 1) / parts;
-  pool_->run(parts, [&](uint32_t p, uint32_t t) {
-    const uint32_t v0 = p * per, v1 = std::min(count, v0 + per);
-    load_part(input, x + size_t(v0) * in, v0, v1, t);
-  });
+  pool_->run(s.parts,
+             [&](uint32_t p, uint32_t t) { load_part(input, x + size_t(s.begin(p)) * in, s.begin(p), s.end(p), t); });
 }
 
 void Linear::load_here(LinearInput& input, const float* x, uint32_t in, uint32_t count) {

@@ -86,8 +86,14 @@ class Linear {
 
  private:
   static constexpr uint32_t kPartsPerThread = 2;  // parts of a split batch per pool thread
-  // Parts of a load split over the pool (1: on the caller).
-  uint32_t split_parts(uint32_t in, uint32_t count) const;
+  // A load's vectors cut into `parts` runs of `per` (the last one shorter).
+  struct Split {
+    uint32_t parts, per, count;
+    uint32_t begin(uint32_t p) const { return p * per; }
+    uint32_t end(uint32_t p) const { return std::min(count, p * per + per); }
+  };
+  // How a load splits over the pool (one part: on the caller).
+  Split split(uint32_t in, uint32_t count) const;
   void prepare_split(LinearInput& input, const float* x, uint32_t in, uint32_t count);
   // load() with a prologue, compiled once: `call(fn, v, thread, dst)` runs it.
   using Prologue = void (*)(const void* fn, uint32_t v, uint32_t thread, float* dst);
@@ -96,7 +102,7 @@ class Linear {
   void load_part(LinearInput& input, const float* first, uint32_t v0, uint32_t v1, uint32_t thread);
   // Vectors of `in` floats that a thread's prologue writes before they are quantised.
   static uint32_t streamed_block(uint32_t in) { return std::max(1u, kStreamedFloats / in); }
-  static constexpr uint32_t kStreamedFloats = 4096;  // 16 KiB: a third of L1
+  static constexpr uint32_t kStreamedFloats = 4096;  // 16 KiB: stays in a 32 or 48 KiB L1 with its int8 output
   // Size the reference numerics' dense row (apply_here) for inputs up to max_in wide.
   void reserve_dense_row(uint32_t max_in);
   const Weights* w_;
