@@ -214,45 +214,55 @@ void check_tables_quantize_like_scalar(const std::vector<float>& x) {
 }
 }  // namespace
 
-TEST_CASE("quantize_activations: exact .5 ties round away from zero in every table") {
+TEST_CASE("quantize_activations: .5 ties and the floats just below them round as lround in every table") {
   // Two-hot groups x0 = (A+B)/2, x1 = (A-B)/2 rotate to +-A/sqrt(128) and
-  // +-B/sqrt(128) (exact butterflies: A = 64, B a multiple of 2^-17), so the
-  // scaled values are ~127 and ~127*B/A. B is steered next to each
-  // (k + 0.5)*A/127; the groups whose scaled value lands exactly on k + 0.5
-  // (checked with the scalar's float steps) are kept. Round-half-even or
-  // round-half-up would quantise them differently from std::lround.
-  std::vector<float> ties;
-  int found = 0;
-  for (int k = 64; k < 127; ++k) {
-    const double target = (k + 0.5) * 64.0 / 127.0;
-    const long m0 = std::lround((target - 32.0) * 131072.0);
-    for (long dm = -6; dm <= 6; ++dm) {
-      const float b = float(32.0 + double(m0 + dm) / 131072.0);
-      float g[codec::kGroup] = {};
-      g[0] = (64.0f + b) / 2.0f;
-      g[1] = (64.0f - b) / 2.0f;
-      float r[codec::kGroup];
-      std::copy(g, g + codec::kGroup, r);
-      codec::fwht(r, codec::kGroup);
-      float absmax = 0.0f;
-      for (float v : r) absmax = std::max(absmax, std::fabs(v));
-      const float inv = 1.0f / (absmax / 127.0f);
-      bool tie = false;
-      for (float v : r) {
-        const float y = v * inv;
-        tie = tie || std::fabs(y - std::trunc(y)) == 0.5f;
-      }
-      if (tie) {
-        ties.insert(ties.end(), g, g + codec::kGroup);
-        for (float& v : g) v = -v;
-        ties.insert(ties.end(), g, g + codec::kGroup);
-        found += 2;
+  // +-B/sqrt(128), so the scaled values are ~127 and ~127*B/A. For each
+  // wanted y (every k + 0.5 in [0.5, 126.5] and the float just below it), A
+  // steps from 64 and B takes a few values around y*A/127 until the scaled
+  // value is exactly y (checked with the scalar's float steps; B's precision
+  // is x0's, so a small y is hit only for some A). Round-half-even or round-half-up would quantise the ties wrongly;
+  // y + 0.5 rounded to float wrongly takes 0.49999997 to 1; a rounding offset
+  // one float below 0.49999997 wrongly takes 0.5 to 0.
+  constexpr float kA = 64.0f;
+  std::vector<float> groups;
+  int ties = 0, below = 0;
+  const auto scaled_hits = [](const float* g, float want) {
+    float r[codec::kGroup];
+    std::copy(g, g + codec::kGroup, r);
+    codec::fwht(r, codec::kGroup);
+    float absmax = 0.0f;
+    for (float v : r) absmax = std::max(absmax, std::fabs(v));
+    const float inv = 1.0f / (absmax / 127.0f);
+    for (float v : r) {
+      if (v * inv == want) return true;
+    }
+    return false;
+  };
+  for (int k = 0; k < 127; ++k) {
+    for (const bool tie : {true, false}) {
+      const float want = tie ? float(k) + 0.5f : std::nextafter(float(k) + 0.5f, 0.0f);
+      bool hit = false;
+      for (int j = 0; j < 4096 && !hit; ++j) {
+        const float a = kA + float(j) / 1024.0f;
+        for (int m = -2; m <= 2 && !hit; ++m) {
+          const float b = float(double(want) * a / 127.0 + m / 131072.0);
+          float g[codec::kGroup] = {};
+          g[0] = (a + b) / 2.0f;
+          g[1] = (a - b) / 2.0f;
+          if (!scaled_hits(g, want)) continue;
+          hit = true;
+          groups.insert(groups.end(), g, g + codec::kGroup);
+          for (float& v : g) v = -v;
+          groups.insert(groups.end(), g, g + codec::kGroup);
+          (tie ? ties : below) += 1;
+        }
       }
     }
   }
-  INFO(found << " groups with exact ties");
-  REQUIRE(found >= 10);
-  check_tables_quantize_like_scalar(ties);
+  INFO(ties << " ties and " << below << " floats below a tie hit exactly");
+  REQUIRE(ties == 127);
+  REQUIRE(below == 127);
+  check_tables_quantize_like_scalar(groups);
 }
 
 TEST_CASE("quantize_activations: groups whose scale's inverse overflows equal scalar in every table") {

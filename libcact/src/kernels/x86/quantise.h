@@ -49,25 +49,23 @@ inline float hmax(__m256 v) {
   return _mm_cvtss_f32(m);
 }
 
-// Round half away from zero (std::lround) and clamp to [-127, 127]; y finite.
-// Exact, in four steps (V = __m256 / __m512 through the overloads below):
+// Round half away from zero (std::lround) and clamp to [-127, 127], as the
+// scalar's clamp(lround(y)), in three steps (__m256 here, __m512 below):
 //  1. clamp y to [-127, 127] first: lround is monotone and fixes the integers
-//     +-127, so lround(clamp(y)) = clamp(lround(y)) (y > 127 gives 127 both
-//     ways, likewise below -127). Now |y| <= 127 < 2^23.
-//  2. t = trunc(y) as int32 (cvtt, exact), tf = float(t) (exact, |t| <= 127).
-//  3. f = y - tf is exact: tf and y have the same sign and |tf| <= |y|; for
-//     |y| >= 1, |y|/2 <= |tf| <= |y| (Sterbenz), and for |y| < 1, tf = 0.
-//     So |f| < 1 with the sign of y (or f = 0), and f + f is exact.
-//  4. trunc(f + f) = sign(y) if |f| >= 0.5, else 0; lround(y) = t + that.
-// Ties (|f| = 0.5 exactly) go away from zero; 0.49999997f gives 0 (its
-// doubling 0.99999994f truncates to 0) -- the case y + 0.5 gets wrong.
-// 8 operations per register instead of 11 (trunc, |f|, copysign, compare,
-// and, add, min, max, convert).
+//     +-127, so lround(clamp(y)) = clamp(lround(y)); a NaN becomes -127 (max
+//     returns its second operand), as the scalar's lround(NaN) clamps to.
+//  2. y + copysign(0.5 - 2^-25, y), rounded to float once: moving |y| up by
+//     just under a half carries it past the next integer exactly when its
+//     fraction is at least 0.5 (a tie's sum, 2^-25 short of the integer,
+//     rounds to it); +0.5 itself would carry 0.49999997 to 1.
+//  3. truncate to int32.
+// Checked against clamp(lround(y)) for every float bit pattern where lround
+// is defined. 5 operations per zmm register, 6 per ymm (docs/KERNELS.md).
+constexpr float kJustUnderHalf = 0.49999997f;  // 0.5 - 2^-25
 inline __m256i round_clamp(__m256 y) {
   y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-  const __m256i t = _mm256_cvttps_epi32(y);
-  const __m256 f = _mm256_sub_ps(y, _mm256_cvtepi32_ps(t));
-  return _mm256_add_epi32(t, _mm256_cvttps_epi32(_mm256_add_ps(f, f)));
+  const __m256 half = _mm256_or_ps(_mm256_and_ps(y, _mm256_set1_ps(-0.0f)), _mm256_set1_ps(kJustUnderHalf));
+  return _mm256_cvttps_epi32(_mm256_add_ps(y, half));
 }
 
 void quantize_group(const float* src, int8_t* q, float* scale_out) {
@@ -136,11 +134,12 @@ inline __m512 butterfly_in_register(__m512 v, __m512 swapped) {
   return _mm512_fmadd_ps(v, sign, swapped);
 }
 
-inline __m512i round_clamp(__m512 y) {  // as the __m256 version above (same proof)
+inline __m512i round_clamp(__m512 y) {  // as the __m256 version above
   y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
-  const __m512i t = _mm512_cvttps_epi32(y);
-  const __m512 f = _mm512_sub_ps(y, _mm512_cvtepi32_ps(t));
-  return _mm512_add_epi32(t, _mm512_cvttps_epi32(_mm512_add_ps(f, f)));
+  // (y & sign) | 0.49999997 in one ternary-logic operation (0xEA: A & B | C).
+  const __m512i half = _mm512_ternarylogic_epi32(_mm512_castps_si512(y), _mm512_set1_epi32(INT32_MIN),
+                                                 _mm512_castps_si512(_mm512_set1_ps(kJustUnderHalf)), 0xEA);
+  return _mm512_cvttps_epi32(_mm512_add_ps(y, _mm512_castsi512_ps(half)));
 }
 
 // The FWHT of N groups, x[n][0..8) holding group n's 128 floats, the groups'
@@ -195,10 +194,17 @@ void quantize_groups512(const float* const src[N], int8_t* const q[N], float* co
     vinv[n] = _mm512_set1_ps(gs.inv);
     *scale_out[n] = gs.scale;
   }
-#pragma GCC unroll 24
-  for (int i = 0; i < 8 * N; ++i) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q[i / 8] + 16 * (i % 8)),
-                     _mm512_cvtepi32_epi8(round_clamp(_mm512_maskz_mul_ps(keep[i / 8], x[i / 8][i % 8], vinv[i / 8]))));
+  // Four registers' codes (already within +-127) narrowed by in-lane
+  // saturating packs and put in order by one dword permute: 4 shuffle-port
+  // operations per 64 codes, where vpmovdb takes 2 per 16.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+#pragma GCC unroll 6
+  for (int i = 0; i < 2 * N; ++i) {
+    __m512i c[4];
+    for (int k = 0; k < 4; ++k)
+      c[k] = round_clamp(_mm512_maskz_mul_ps(keep[i / 2], x[i / 2][4 * (i % 2) + k], vinv[i / 2]));
+    const __m512i packed = _mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
+    _mm512_storeu_si512(q[i / 2] + 64 * (i % 2), _mm512_permutexvar_epi32(order, packed));
   }
 }
 
