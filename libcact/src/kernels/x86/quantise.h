@@ -14,13 +14,20 @@ namespace x86 {
 // quantize_group_scalar (same butterfly pairs, same stage order, same scale).
 
 // One butterfly stage inside each register: lanes whose `mask` bit is set are
-// the upper element b of a pair (a, b) and become a - b; the others a + b.
+// the upper element b of a pair (a, b) and become (-b) + a, which is a - b
+// bit for bit; the others a + b. The sign flip is an exact xor, so a stage is
+// three operations (partner, xor, add) where an add, a subtract and a blend
+// took four, and it needs one temporary register instead of two.
 template <int kMask>
-inline __m256 butterfly_in_register(__m256 v, __m256 swapped) {
-  return _mm256_blend_ps(_mm256_add_ps(v, swapped), _mm256_sub_ps(swapped, v), kMask);
+inline __m256 butterfly_in_register(__m256 v, __m256 partner) {
+  const __m256 negate = _mm256_blend_ps(_mm256_setzero_ps(), _mm256_set1_ps(-0.0f), kMask);
+  return _mm256_add_ps(_mm256_xor_ps(v, negate), partner);
 }
 
-inline void fwht128(__m256 x[16]) {
+// Forced inline and unrolled: as a call, or as loops, GCC keeps x[] on the
+// stack and runs the registers' butterfly chains one after another.
+[[gnu::always_inline]] inline void fwht128(__m256 (&x)[16]) {
+#pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) {
     __m256 v = x[i];
     v = butterfly_in_register<0xAA>(v, _mm256_permute_ps(v, 0xB1));          // half = 1
@@ -28,17 +35,19 @@ inline void fwht128(__m256 x[16]) {
     v = butterfly_in_register<0xF0>(v, _mm256_permute2f128_ps(v, v, 0x01));  // half = 4
     x[i] = v;
   }
+#pragma GCC unroll 4
   for (int h = 1; h < 16; h *= 2) {  // half = 8 .. 64: whole registers
-    for (int blk = 0; blk < 16; blk += 2 * h) {
-      for (int i = blk; i < blk + h; ++i) {
-        const __m256 a = x[i];
-        const __m256 b = x[i + h];
-        x[i] = _mm256_add_ps(a, b);
-        x[i + h] = _mm256_sub_ps(a, b);
-      }
+#pragma GCC unroll 16
+    for (int k = 0; k < 8; ++k) {
+      const int i = k / h * 2 * h + k % h;  // the k-th lower element of the stage's pairs
+      const __m256 a = x[i];
+      const __m256 b = x[i + h];
+      x[i] = _mm256_add_ps(a, b);
+      x[i + h] = _mm256_sub_ps(a, b);
     }
   }
   const __m256 scale = _mm256_set1_ps(1.0f / __builtin_sqrtf(float(kG)));  // as codec::fwht;
+#pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) x[i] = _mm256_mul_ps(x[i], scale);
 }
 
@@ -70,12 +79,20 @@ inline __m256i round_clamp(__m256 y) {
 
 void quantize_group(const float* src, int8_t* q, float* scale_out) {
   __m256 x[16];
+#pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) x[i] = _mm256_loadu_ps(src + 8 * i);
   fwht128(x);
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-  __m256 m = _mm256_andnot_ps(sign_bit, x[0]);
-  for (int i = 1; i < 16; ++i) m = _mm256_max_ps(m, _mm256_andnot_ps(sign_bit, x[i]));
-  const GroupScale gs = group_scale(hmax(m));
+  __m256 m[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) m[i] = _mm256_andnot_ps(sign_bit, x[i]);
+    // max is exact in any order: a tree, not a chain of 16
+#pragma GCC unroll 4
+  for (int width = 8; width > 0; width /= 2) {
+#pragma GCC unroll 8
+    for (int i = 0; i < width; ++i) m[i] = _mm256_max_ps(m[i], m[i + width]);
+  }
+  const GroupScale gs = group_scale(hmax(m[0]));
   if (gs.zero()) {
     for (__m256& v : x) v = _mm256_setzero_ps();
   }
@@ -106,6 +123,7 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
   dequantize_row_by_groups(w, codebook, r, out, [&](const uint8_t* indices, float norm, float* dst) {
     __m256 x[16];
     const __m256 vnorm = _mm256_set1_ps(norm);
+#pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) {
       const __m256i index = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(indices + 8 * i)));
       const __m256 upper = _mm256_castsi256_ps(_mm256_cmpgt_epi32(index, _mm256_set1_epi32(7)));
@@ -114,6 +132,7 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
       x[i] = _mm256_mul_ps(e, vnorm);
     }
     fwht128(x);
+#pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) _mm256_storeu_ps(dst + 8 * i, x[i]);
   });
 }
