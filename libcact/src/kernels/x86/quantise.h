@@ -83,10 +83,10 @@ void quantize_group(const float* src, int8_t* q, float* scale_out) {
   for (int i = 0; i < 16; ++i) x[i] = _mm256_loadu_ps(src + 8 * i);
   fwht128(x);
   const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  // |x| and their max, which is exact in any order: a tree, not a chain of 16.
   __m256 m[16];
 #pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) m[i] = _mm256_andnot_ps(sign_bit, x[i]);
-    // max is exact in any order: a tree, not a chain of 16
 #pragma GCC unroll 4
   for (int width = 8; width > 0; width /= 2) {
 #pragma GCC unroll 8
