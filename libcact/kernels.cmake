@@ -34,6 +34,8 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     cact_kernel_table(src/kernels/x86/avx2.cpp CACT_HAVE_AVX2 -mavx2 -mf16c)
     # The engine's float widths (cact/vec.h VecIsa) fuse multiply-adds: + FMA.
     cact_kernel_table(src/kernels/x86/float_avx2.cpp CACT_HAVE_FLOAT_AVX2 -mavx2 -mfma -mf16c)
+    # The int8 KV cache's quantiser and scores on ymm registers (cact/float_kernels.h).
+    cact_kernel_table(src/kernels/x86/kv_int8_avx2.cpp CACT_HAVE_KV_AVX2 -mavx2)
     check_cxx_compiler_flag("-mavx512f -mfma -mf16c" CACT_CXX_HAS_AVX512F)
     if(CACT_CXX_HAS_AVX512F)
       cact_kernel_table(src/kernels/x86/float_avx512.cpp CACT_HAVE_FLOAT_AVX512 -mavx512f -mfma -mf16c)

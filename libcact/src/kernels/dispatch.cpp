@@ -44,6 +44,9 @@ extern const FloatMlpKernels kFloatMlpAvx512;
 #if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX512VNNI)
 extern const KvInt8Kernels kKvInt8Avx512Vnni;
 #endif
+#if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX2)
+extern const KvInt8Kernels kKvInt8Avx2;
+#endif
 #if defined(__aarch64__) && defined(CACT_HAVE_KV_DOTPROD)
 extern const KvInt8Kernels kKvInt8Dotprod;
 #endif
@@ -131,6 +134,9 @@ const KvInt8Kernels& kv_int8_kernels() {
     [[maybe_unused]] const CpuFeatures& f = cpu_features();
 #if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX512VNNI)
     if (vec::vec_isa() == vec::VecIsa::avx512 && f.avx512bw && f.avx512vl && f.avx512vnni) return kKvInt8Avx512Vnni;
+#endif
+#if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX2)
+    if (f.avx2) return kKvInt8Avx2;
 #endif
 #if defined(__aarch64__) && defined(CACT_HAVE_KV_DOTPROD)
     if (f.dotprod) return kKvInt8Dotprod;
