@@ -66,6 +66,8 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   # neon.cpp: baseline ARMv8-A Advanced SIMD (every aarch64 CPU, e.g. the
   # Cortex-A53/A72 of routers and single-board computers).
   cact_kernel_table(src/kernels/arm/neon.cpp CACT_HAVE_NEON)
+  # The int8 KV cache's quantiser, scores and value sums on baseline NEON.
+  cact_kernel_table(src/kernels/arm/kv_int8_neon.cpp CACT_HAVE_KV_NEON)
   check_cxx_compiler_flag("-march=armv8.2-a+dotprod" CACT_CXX_HAS_DOTPROD)
   if(CACT_CXX_HAS_DOTPROD)
     cact_kernel_table(src/kernels/arm/neon_dotprod.cpp CACT_HAVE_NEON_DOTPROD -march=armv8.2-a+dotprod)

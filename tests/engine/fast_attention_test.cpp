@@ -359,7 +359,7 @@ TEST_CASE("attend_tokens: a pass of several tokens equals each token alone, bit 
   }
 }
 
-TEST_CASE("attention scores: the dot-product instructions (VNNI, SDOT) give the portable code's bits") {
+TEST_CASE("attention scores: each instruction path (VNNI, VPMADDWD, SDOT, SMULL) gives the portable code's bits") {
   // Ranges that start and end inside 16-row K tiles (partial lanes), a sink
   // range, dq not a multiple of 4, and 1 to 7 query heads per KV head.
   std::mt19937 rng(31);

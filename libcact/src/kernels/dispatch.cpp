@@ -47,6 +47,9 @@ extern const KvInt8Kernels kKvInt8Avx512Vnni;
 #if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX2)
 extern const KvInt8Kernels kKvInt8Avx2;
 #endif
+#if defined(__aarch64__) && defined(CACT_HAVE_KV_NEON)
+extern const KvInt8Kernels kKvInt8Neon;
+#endif
 #if defined(__aarch64__) && defined(CACT_HAVE_KV_DOTPROD)
 extern const KvInt8Kernels kKvInt8Dotprod;
 #endif
@@ -138,8 +141,14 @@ const KvInt8Kernels& kv_int8_kernels() {
 #if defined(__x86_64__) && defined(CACT_HAVE_KV_AVX2)
     if (f.avx2) return kKvInt8Avx2;
 #endif
-#if defined(__aarch64__) && defined(CACT_HAVE_KV_DOTPROD)
-    if (f.dotprod) return kKvInt8Dotprod;
+#if defined(__aarch64__) && defined(CACT_HAVE_KV_NEON)
+    if (f.neon) {
+      KvInt8Kernels k = kKvInt8Neon;
+#if defined(CACT_HAVE_KV_DOTPROD)
+      if (f.dotprod) k.scores = kKvInt8Dotprod.scores;  // SDOT where the CPU has it
+#endif
+      return k;
+    }
 #endif
     return KvInt8Kernels{nullptr, nullptr, nullptr, nullptr, nullptr};
   }();

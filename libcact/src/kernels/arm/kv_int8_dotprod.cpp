@@ -1,163 +1,43 @@
-// The int8 KV cache's scores and one token's value sums (cact/float_kernels.h)
-// with the dot-product extension (FEAT_DotProd: Cortex-A55/A75 and later). Built with
-// -march=armv8.2-a+dotprod; chosen by dispatch.cpp only when getauxval has
-// HWCAP_ASIMDDP. Internal linkage only (the rules of x86/common.h). Compiles to
-// nothing elsewhere.
+// The int8 KV cache's scores (cact/float_kernels.h) with the dot-product
+// extension (FEAT_DotProd: Cortex-A55/A75 and later). Built with
+// -march=armv8.2-a+dotprod; dispatch.cpp puts them in the NEON KV table
+// (kv_int8_neon.cpp) only when getauxval has HWCAP_ASIMDDP. Internal linkage
+// only (the rules of x86/common.h). Compiles to nothing elsewhere.
+#include "kernels/arm/kv_scores.h"
+
 #if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
-
-#include <arm_neon.h>
-
-#include <cstring>
-
-#include "cact/float_kernels.h"
 
 namespace cact::kernels {
 namespace {
 
-constexpr uint32_t kTile = 16;
-
-// x[i .. i + 4) with the lanes past n zero.
-float32x4_t load_tail(const float* x, uint32_t i, uint32_t n) {
-  if (i + 4 <= n) return vld1q_f32(x + i);
-  float part[4] = {};
-  if (i < n) std::memcpy(part, x + i, (n - i) * sizeof(float));
-  return vld1q_f32(part);
-}
-
-// |x| replaces mx only where mx < |x|, so a NaN keeps mx, as the portable
-// std::max(mx, |x|) does.
-float scale(const float* x, uint32_t n) {
-  float32x4_t mx = vdupq_n_f32(0.0f);
-  for (uint32_t i = 0; i < n; i += 4) {
-    const float32x4_t a = vabsq_f32(load_tail(x, i, n));
-    mx = vbslq_f32(vcltq_f32(mx, a), a, mx);
-  }
-  const float absmax = vmaxvq_f32(mx);
-  return absmax > 0.0f ? absmax / 127.0f : 1.0f;
-}
-
-// The portable quantiser 8 at a time: the clamps as selects in its order,
-// FCVTAS for its rounding half away from zero, the saturating narrowing for
-// its clamp to [-128, 127].
-void codes(const float* x, uint32_t n, float scale, int8_t* q) {
-  const float32x4_t s = vdupq_n_f32(scale), lo = vdupq_n_f32(-128.0f), hi = vdupq_n_f32(128.0f);
-  const auto code = [&](float32x4_t v) {
-    const float32x4_t y = vdivq_f32(v, s);
-    const float32x4_t c = vbslq_f32(vceqq_f32(y, y), y, vdupq_n_f32(0.0f));
-    const float32x4_t above = vbslq_f32(vcltq_f32(lo, c), c, lo);
-    return vqmovn_s32(vcvtaq_s32_f32(vbslq_f32(vcltq_f32(above, hi), above, hi)));
+// SDOT sums 4 products per row of the tile into each lane.
+struct Sdot {
+  struct Acc {
+    int32x4_t v[4];
   };
-  for (uint32_t i = 0; i < n; i += 8) {
-    const int8x8_t c8 = vqmovn_s16(vcombine_s16(code(load_tail(x, i, n)), code(load_tail(x, i + 4, n))));
-    if (i + 8 <= n) {
-      vst1_s8(q + i, c8);
-    } else {
-      int8_t part[8];
-      vst1_s8(part, c8);
-      std::memcpy(q + i, part, n - i);
-    }
+  static void add(Acc& a, const int8x16_t (&k)[4], int8x16_t q) {
+    for (uint32_t j = 0; j < 4; ++j) a.v[j] = vdotq_s32(a.v[j], k[j], q);
   }
-}
-
-// `R` query rows (from row r0) against the 16 rows: each 16 bytes of a
-// 4-column group hold rows 4j..4j+3 (4 bytes each), stored as k ^ 0x80, so one
-// EOR gives the signed codes and SDOT against the broadcast query dword sums 4
-// products per row: Σ k·q exactly, the VNNI sum less its bias.
-template <uint32_t R>
-void score_tile(const KvScoreTile& t, uint32_t r0) {
-  int32x4_t acc[R][4];
-  for (uint32_t r = 0; r < R; ++r) {
-    for (uint32_t j = 0; j < 4; ++j) acc[r][j] = vdupq_n_s32(0);
+  static void dots(const Acc& a, int32x4_t (&d)[4]) {
+    for (uint32_t j = 0; j < 4; ++j) d[j] = a.v[j];
   }
-  const int8x16_t flip = vdupq_n_s8(int8_t(-128));
-  const int8_t* q8 = t.q8 + size_t(r0) * t.dq4;
-  for (uint32_t g = 0; g < t.dq4 / 4; ++g) {
-    int8x16_t k[4];
-    for (uint32_t j = 0; j < 4; ++j)
-      k[j] = veorq_s8(vld1q_s8(reinterpret_cast<const int8_t*>(t.kt) + g * 64 + 16 * j), flip);
-    for (uint32_t r = 0; r < R; ++r) {
-      int32_t qd;
-      std::memcpy(&qd, q8 + size_t(r) * t.dq4 + 4 * g, 4);
-      const int8x16_t qv = vreinterpretq_s8_s32(vdupq_n_s32(qd));
-      for (uint32_t j = 0; j < 4; ++j) acc[r][j] = vdotq_s32(acc[r][j], k[j], qv);
-    }
-  }
-  // A whole tile is stored in place, without a memcpy call; the scales are
-  // read before any store, which might alias them.
-  const bool whole = t.la == 0 && t.lb == kTile;
-  float32x4_t ks[4];
-  for (uint32_t j = 0; j < 4; ++j) ks[j] = vld1q_f32(t.ks + 4 * j);
-  float coef[R];
-  for (uint32_t r = 0; r < R; ++r) coef[r] = t.coef[r0 + r];
-  for (uint32_t r = 0; r < R; ++r) {
-    float sc[kTile];
-    float* dst = whole ? t.dst + (r0 + r) * t.stride : sc;
-    for (uint32_t j = 0; j < 4; ++j) {  // (dot · k_scale) · coef, as the other paths
-      const float32x4_t dot = vcvtq_f32_s32(acc[r][j]);
-      vst1q_f32(dst + 4 * j, vmulq_n_f32(vmulq_f32(dot, ks[j]), coef[r]));
-    }
-    if (!whole) std::memcpy(t.dst + (r0 + r) * t.stride + t.la, sc + t.la, (t.lb - t.la) * sizeof(float));
-  }
-}
+};
 
 // Rows in tiles of 6 (needle3's GQA group), then 4, 2, 1.
 void scores(const KvScoreTile& t) {
   uint32_t r = 0;
-  for (; r + 6 <= t.rows; r += 6) score_tile<6>(t, r);
-  for (; r + 4 <= t.rows; r += 4) score_tile<4>(t, r);
-  for (; r + 2 <= t.rows; r += 2) score_tile<2>(t, r);
-  if (r < t.rows) score_tile<1>(t, r);
-}
-
-// acc[j] += x[j] · w[Lane] for the 4 vectors of one head's 16 columns.
-template <int Lane>
-void madd_head(float32x4_t (&acc)[4], const float32x4_t (&x)[4], float32x4_t w) {
-  for (uint32_t j = 0; j < 4; ++j) acc[j] = vfmaq_laneq_f32(acc[j], x[j], w, Lane);
-}
-
-// Six heads × 16 columns at a time (24 of the 32 registers accumulate), the
-// row's 16 codes widened in registers; each output's sum runs over the rows in
-// order, as in the engine's value tiles, so the bits are theirs. The six
-// weights of a row sit in the lanes of two registers: six of their own would
-// spill accumulators.
-void values_one(float* out, uint32_t heads, const float* w, size_t w_stride, const int8_t* v, uint32_t ia,
-                uint32_t ib) {
-  constexpr uint32_t H = 6, DV = 64;
-  for (uint32_t h0 = 0; h0 < heads; h0 += H, out += H * DV, w += H * w_stride) {
-    for (uint32_t c0 = 0; c0 < DV; c0 += 16) {
-      float32x4_t acc[H][4];
-      for (uint32_t h = 0; h < H; ++h) {
-        for (uint32_t j = 0; j < 4; ++j) acc[h][j] = vld1q_f32(out + h * DV + c0 + 4 * j);
-      }
-      for (uint32_t i = ia; i < ib; ++i) {
-        const int8x16_t codes = vld1q_s8(v + size_t(i) * DV + c0);
-        const int16x8_t lo = vmovl_s8(vget_low_s8(codes)), hi = vmovl_high_s8(codes);
-        const float32x4_t x[4] = {vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo))), vcvtq_f32_s32(vmovl_high_s16(lo)),
-                                  vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))), vcvtq_f32_s32(vmovl_high_s16(hi))};
-        float32x4_t wa = vld1q_dup_f32(w + i), wb = vld1q_dup_f32(w + 4 * w_stride + i);
-        wa = vld1q_lane_f32(w + w_stride + i, wa, 1);
-        wa = vld1q_lane_f32(w + 2 * w_stride + i, wa, 2);
-        wa = vld1q_lane_f32(w + 3 * w_stride + i, wa, 3);
-        wb = vld1q_lane_f32(w + 5 * w_stride + i, wb, 1);
-        madd_head<0>(acc[0], x, wa);
-        madd_head<1>(acc[1], x, wa);
-        madd_head<2>(acc[2], x, wa);
-        madd_head<3>(acc[3], x, wa);
-        madd_head<0>(acc[4], x, wb);
-        madd_head<1>(acc[5], x, wb);
-      }
-      for (uint32_t h = 0; h < H; ++h) {
-        for (uint32_t j = 0; j < 4; ++j) vst1q_f32(out + h * DV + c0 + 4 * j, acc[h][j]);
-      }
-    }
-  }
+  for (; r + 6 <= t.rows; r += 6) kv_neon::score_tile<Sdot, 6>(t, r);
+  for (; r + 4 <= t.rows; r += 4) kv_neon::score_tile<Sdot, 4>(t, r);
+  for (; r + 2 <= t.rows; r += 2) kv_neon::score_tile<Sdot, 2>(t, r);
+  if (r < t.rows) kv_neon::score_tile<Sdot, 1>(t, r);
 }
 
 }  // namespace
 
-// Constant-initialised (no code runs to build it); declared in dispatch.cpp.
+// Constant-initialised (no code runs to build it); declared in dispatch.cpp,
+// which takes only its scores.
 extern const KvInt8Kernels kKvInt8Dotprod;
-const KvInt8Kernels kKvInt8Dotprod{scale, codes, scores, nullptr, values_one};
+const KvInt8Kernels kKvInt8Dotprod{nullptr, nullptr, scores, nullptr, nullptr};
 
 }  // namespace cact::kernels
 #endif
