@@ -1,6 +1,7 @@
 // The int8 KV cache's quantiser and scores (cact/float_kernels.h) on ymm
 // registers, for CPUs with AVX2 but not the AVX-512 table (the engine's own
-// loop widens the value rows: it vectorises as well as a kernel would). Built with
+// loop widens the value rows: a widening kernel took libcact.so a page over its
+// size budget). Built with
 // -mavx2; chosen by dispatch.cpp only after the CPU check. The rules of common.h
 // hold (internal linkage only). Compiles to nothing elsewhere.
 //
@@ -17,20 +18,20 @@
 namespace cact::kernels {
 namespace {
 
-// The first `left` (< 8) lanes set, for the masked loads and stores of a tail.
-__m256i lanes_below(uint32_t left) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(left)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+// x[0 .. 8), the lanes from `left` on 0 (a masked load: nothing past x[left − 1]
+// is read).
+__m256 load_tail(const float* x, uint32_t left) {
+  if (left >= 8) return _mm256_loadu_ps(x);
+  return _mm256_maskload_ps(
+      x, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(left)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
 }
 
 // max_ps(|x|, mx) keeps mx for a NaN, as the portable std::max(mx, |x|) does;
-// a masked-off lane loads 0, which leaves the maximum of magnitudes as it is.
+// a lane past n loads 0, which leaves the maximum of magnitudes as it is.
 float scale(const float* x, uint32_t n) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
   __m256 mx = _mm256_setzero_ps();
-  for (uint32_t i = 0; i < n; i += 8) {
-    const __m256 v = n - i >= 8 ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + i, lanes_below(n - i));
-    mx = _mm256_max_ps(_mm256_and_ps(v, abs_mask), mx);
-  }
+  for (uint32_t i = 0; i < n; i += 8) mx = _mm256_max_ps(_mm256_and_ps(load_tail(x + i, n - i), abs_mask), mx);
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
   m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
@@ -40,14 +41,14 @@ float scale(const float* x, uint32_t n) {
 
 // The portable rounding 8 at a time (x/scale − trunc(x/scale) is exact after
 // the clamp); the saturating narrowing is the clamp to [-128, 127]. A tail
-// runs as a whole step on a copy padded with zeros.
+// runs as a whole step (its lanes past n load 0), of which only the codes of
+// the tail are stored.
 void codes(const float* x, uint32_t n, float scale, int8_t* q) {
   const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-128.0f), hi = _mm256_set1_ps(128.0f);
   const __m256 half = _mm256_set1_ps(0.5f), mhalf = _mm256_set1_ps(-0.5f);
   for (uint32_t i = 0; i < n; i += 8) {
     const uint32_t left = n - i < 8 ? n - i : 8;
-    const __m256 v = left == 8 ? _mm256_loadu_ps(x + i) : _mm256_maskload_ps(x + i, lanes_below(left));
-    __m256 y = _mm256_div_ps(v, s);
+    __m256 y = _mm256_div_ps(load_tail(x + i, left), s);
     y = _mm256_and_ps(y, _mm256_cmp_ps(y, y, _CMP_ORD_Q));
     y = _mm256_min_ps(hi, _mm256_max_ps(lo, y));
     const __m256i t = _mm256_cvttps_epi32(y);
